@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+)
+
+// flagGroup is what kingpin's Application and CmdClause have in common.
+type flagGroup interface {
+	Flag(name, help string) *kingpin.FlagClause
+}
+
+// typed is a kingpin value whose parse errors name the flag, so a bad value
+// exits with one line that says which flag and why.
+type typed[T any] struct {
+	name  string
+	dst   *T
+	parse func(string) (T, error)
+}
+
+func (v *typed[T]) Set(s string) error {
+	x, err := v.parse(s)
+	if err != nil {
+		return fmt.Errorf("--%s: %w", v.name, err)
+	}
+	*v.dst = x
+	return nil
+}
+
+func (v *typed[T]) String() string { return fmt.Sprint(*v.dst) }
+
+func typedFlag[T any](g flagGroup, name, help, def string, parse func(string) (T, error)) *T {
+	dst := new(T)
+	g.Flag(name, help).Default(def).SetValue(&typed[T]{name: name, dst: dst, parse: parse})
+	return dst
+}
+
+func floatFlag(g flagGroup, name, help, def string) *float64 {
+	return typedFlag(g, name, help, def, func(s string) (float64, error) {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a number", s)
+		}
+		return f, nil
+	})
+}
+
+func intFlag(g flagGroup, name, help, def string) *int {
+	return typedFlag(g, name, help, def, func(s string) (int, error) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a whole number", s)
+		}
+		return n, nil
+	})
+}
+
+func durationFlag(g flagGroup, name, help, def string) *time.Duration {
+	return typedFlag(g, name, help, def, func(s string) (time.Duration, error) {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a duration (examples: 500ms, 10s, 15m)", s)
+		}
+		if d < 0 {
+			return 0, fmt.Errorf("%q must not be negative", s)
+		}
+		return d, nil
+	})
+}
+
+// usageError is a bad flag or config value: exit code 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }

@@ -1,0 +1,87 @@
+// Command redis-prober is a Prometheus exporter and continuous synthetic
+// prober for Redis latency. main only parses the command line, wires the
+// parts and handles signals; the work lives in engine, prober and collector.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/promslog"
+	promslogflag "github.com/prometheus/common/promslog/flag"
+	"github.com/prometheus/common/version"
+)
+
+const exporterName = "redis-prober"
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// command is one sub-command: it declares its flags on the clause and
+// returns the function that runs it once parsing is done.
+type command func(ctx context.Context, env *cliEnv) error
+
+// cliEnv is what every sub-command gets from main.
+type cliEnv struct {
+	stdout, stderr io.Writer
+	logConfig      *promslog.Config
+}
+
+func realMain(args []string, stdout, stderr io.Writer) int {
+	app := kingpin.New(exporterName, "Prometheus exporter and continuous synthetic prober for Redis latency.")
+	app.Version(version.Print(exporterName))
+	app.HelpFlag.Short('h')
+	app.UsageWriter(stdout)
+	app.ErrorWriter(stderr)
+	app.Terminate(nil) // --help and --version return here instead of exiting deep inside kingpin
+
+	env := &cliEnv{stdout: stdout, stderr: stderr, logConfig: &promslog.Config{}}
+	promslogflag.AddFlags(app, env.logConfig)
+
+	commands := map[string]command{
+		"run": addRunCommand(app.Command("run", "Run the prober and serve /metrics (the default).").Default()),
+	}
+
+	selected, err := app.Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: error: %s\n", exporterName, err)
+		return 2
+	}
+	if helpOrVersion(args) {
+		return 0
+	}
+	run, ok := commands[selected]
+	if !ok {
+		fmt.Fprintf(stderr, "%s: error: unknown command %q\n", exporterName, selected)
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, env); err != nil {
+		fmt.Fprintf(stderr, "%s: error: %s\n", exporterName, err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func helpOrVersion(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--help", "-h", "--version", "--help-long", "--help-man", "--completion-bash":
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/promslog"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+
+	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// redisFlags say how to reach Redis; run, burst and doctor share them.
+type redisFlags struct {
+	addrs        *[]string
+	user         *string
+	passwordFile *string
+	timeout      *time.Duration
+}
+
+func addRedisFlags(g flagGroup) *redisFlags {
+	return &redisFlags{
+		addrs: g.Flag("redis.addr", "Redis to probe: redis://host:port[/db], rediss://host:port, unix:///path or host:port. Repeatable. A password in the address is refused.").
+			Default("redis://127.0.0.1:6379").Strings(),
+		user: g.Flag("redis.user", "ACL user name.").String(),
+		passwordFile: g.Flag("redis.password-file", "File holding the Redis password (first line). Falls back to the REDIS_PASSWORD environment variable.").
+			String(),
+	}
+}
+
+// endpoints resolves the addresses and the secret. The password never comes
+// from argv.
+func (f *redisFlags) endpoints(log *slog.Logger) ([]string, []prober.Endpoint, error) {
+	password, err := readPassword(*f.passwordFile, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	var eps []prober.Endpoint
+	seen := map[string]bool{}
+	for _, a := range *f.addrs {
+		name, ep, err := engine.ParseAddr(a)
+		if err != nil {
+			return nil, nil, usagef("--redis.addr: %v", err)
+		}
+		if seen[name] {
+			return nil, nil, usagef("--redis.addr: %s given twice", name)
+		}
+		seen[name] = true
+		if *f.user != "" {
+			ep.Username = *f.user
+		}
+		ep.Password = password
+		names, eps = append(names, name), append(eps, ep)
+	}
+	return names, eps, nil
+}
+
+func readPassword(file string, log *slog.Logger) (string, error) {
+	if file == "" {
+		return os.Getenv("REDIS_PASSWORD"), nil
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return "", usagef("--redis.password-file: %v", err)
+	}
+	if st.Mode().Perm()&0o007 != 0 && log != nil {
+		log.Warn("password file is readable by other users; chmod 600 it", "file", file)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", usagef("--redis.password-file: %v", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimRight(line, "\r"), nil
+}
+
+// probeFlags shape the steady trickle.
+type probeFlags struct {
+	rate              *float64
+	timeout           *time.Duration
+	commands          *string
+	connections       *int
+	dataSize          *int
+	keyPrefix         *string
+	keyTTL            *time.Duration
+	connectInterval   *time.Duration
+	objective         *time.Duration
+	intrinsicInterval *time.Duration
+	intrinsicWindow   *time.Duration
+}
+
+func addProbeFlags(g flagGroup) *probeFlags {
+	return &probeFlags{
+		rate:     floatFlag(g, "probe.rate", "Probe requests per second per target, spread over --probe.commands.", "10"),
+		timeout:  durationFlag(g, "probe.timeout", "Timeout of one probe request, counted from its intended start.", "1s"),
+		commands: g.Flag("probe.commands", "Commands to probe, in turn: "+strings.Join(prober.CommandNames(), ", ")+".").Default("ping,get,set").String(),
+		connections: intFlag(g, "probe.connections",
+			"Probe connections per target: while one waits for a slow reply the schedule goes on over the others.", "2"),
+		dataSize:  intFlag(g, "probe.data-size", "Bytes of each value the probe writes.", "32"),
+		keyPrefix: g.Flag("probe.key-prefix", "Namespace of every key the prober writes; must end in a separator.").Default("redis-prober:").String(),
+		keyTTL:    durationFlag(g, "probe.key-ttl", "TTL of the probe keys; they are refreshed while the prober runs and deleted when it stops.", "60s"),
+		connectInterval: durationFlag(g, "probe.connect-interval",
+			"How often to measure dial + AUTH + PING on a fresh connection (0 disables).", "10s"),
+		objective: durationFlag(g, "probe.objective", "The p99 latency objective exported as redis_prober_objective_seconds.", "5ms"),
+		intrinsicInterval: durationFlag(g, "probe.intrinsic-interval",
+			"How often to sample the host's scheduling jitter (0 disables).", "1s"),
+		intrinsicWindow: durationFlag(g, "probe.intrinsic-window",
+			"Length of each busy-loop jitter sample; window/interval is its CPU cost.", "1ms"),
+	}
+}
+
+// config validates the probe flags into a prober config.
+func (f *probeFlags) config(tag string) (prober.ProbeConfig, error) {
+	var cfg prober.ProbeConfig
+	switch {
+	case *f.rate <= 0 || *f.rate > 10000:
+		return cfg, usagef("--probe.rate: %v must be above 0 and at most 10000", *f.rate)
+	case *f.timeout <= 0:
+		return cfg, usagef("--probe.timeout: must be above 0")
+	case *f.connections < 1 || *f.connections > 64:
+		return cfg, usagef("--probe.connections: %d must be from 1 to 64", *f.connections)
+	case *f.dataSize < 1 || *f.dataSize > 1<<20:
+		return cfg, usagef("--probe.data-size: %d must be from 1 to 1048576", *f.dataSize)
+	case *f.keyTTL < time.Second:
+		return cfg, usagef("--probe.key-ttl: %v must be at least 1s", *f.keyTTL)
+	case *f.objective <= 0:
+		return cfg, usagef("--probe.objective: must be above 0")
+	case *f.intrinsicInterval > 0 && *f.intrinsicWindow*10 > *f.intrinsicInterval:
+		return cfg, usagef("--probe.intrinsic-window: %v is more than a tenth of --probe.intrinsic-interval", *f.intrinsicWindow)
+	}
+	if err := prober.ValidatePrefix(*f.keyPrefix); err != nil {
+		return cfg, usagef("--probe.key-prefix: %v", err)
+	}
+	cmds, err := prober.ParseCommands(*f.commands)
+	if err != nil {
+		return cfg, usagef("--probe.commands: %v", err)
+	}
+	return prober.ProbeConfig{
+		Rate:        *f.rate,
+		Timeout:     *f.timeout,
+		Commands:    cmds,
+		Connections: *f.connections,
+		DataSize:    *f.dataSize,
+		KeyTTL:      *f.keyTTL,
+		Namespace:   prober.Namespace{Prefix: *f.keyPrefix, Tag: tag},
+	}, nil
+}
+
+func addRunCommand(cmd *kingpin.CmdClause) command {
+	redisF := addRedisFlags(cmd)
+	probeF := addProbeFlags(cmd)
+	burstInterval := durationFlag(cmd, "burst.interval", "How often to run a bounded load burst (0 disables).", "0s")
+	webF := kingpinflag.AddFlags(cmd, ":9379")
+	telemetryPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
+	maxRequests := intFlag(cmd, "web.max-requests", "Most concurrent scrapes served at once; more are refused with 503 (0: no limit).", "40")
+
+	return func(ctx context.Context, env *cliEnv) error {
+		log := promslog.New(env.logConfig)
+		names, eps, err := redisF.endpoints(log)
+		if err != nil {
+			return err
+		}
+		probeCfg, err := probeF.config(instanceTag())
+		if err != nil {
+			return err
+		}
+		if *burstInterval > 0 {
+			log.Warn("periodic bursts are not available in this build; --burst.interval ignored")
+		}
+		if !strings.HasPrefix(*telemetryPath, "/") {
+			return usagef("--web.telemetry-path: %q must start with /", *telemetryPath)
+		}
+		cfg := engine.Config{
+			IntrinsicWindow:   *probeF.intrinsicWindow,
+			IntrinsicInterval: *probeF.intrinsicInterval,
+			CleanupTimeout:    3 * time.Second,
+		}
+		for i, name := range names {
+			cfg.Targets = append(cfg.Targets, engine.Target{
+				Name:            name,
+				Endpoint:        eps[i],
+				Probe:           probeCfg,
+				ConnectInterval: *probeF.connectInterval,
+				SeedInterval:    min(10*time.Second, probeCfg.KeyTTL/3),
+				Objective:       *probeF.objective,
+			})
+		}
+
+		reg := prometheus.NewRegistry()
+		registerProcessCollectors(reg)
+		eng := engine.New(reg, log)
+
+		log.Info("starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
+		srv := newWebServer(webConfig{
+			telemetryPath: *telemetryPath,
+			maxRequests:   *maxRequests,
+			ready:         eng.Ready,
+		}, reg, log)
+		serveErr := make(chan error, 1)
+		go func() { serveErr <- web.ListenAndServe(srv, webF, log) }()
+
+		engineDone := make(chan struct{})
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			defer close(engineDone)
+			eng.Run(runCtx, cfg)
+		}()
+
+		var result error
+		select {
+		case <-ctx.Done():
+			log.Info("stopping", "reason", "signal")
+		case err := <-serveErr:
+			result = fmt.Errorf("web server: %w", err)
+		}
+		cancel()
+		<-engineDone
+		shutdownCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer stop()
+		_ = srv.Shutdown(shutdownCtx)
+		log.Info("stopped")
+		return result
+	}
+}
+
+// instanceTag names this prober process inside the key namespace, so several
+// probers (or a restarted one) never share probe keys.
+func instanceTag() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "prober"
+	}
+	host = strings.NewReplacer("{", "", "}", "", " ", "").Replace(host)
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}

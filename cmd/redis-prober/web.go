@@ -1,0 +1,77 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+func registerProcessCollectors(reg *prometheus.Registry) {
+	reg.MustRegister(
+		versioncollector.NewCollector("redis_prober"),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+}
+
+type webConfig struct {
+	telemetryPath string
+	maxRequests   int
+	ready         func() bool
+}
+
+// newWebServer serves /metrics, the landing page and the health endpoints.
+// Every timeout is set so a slow or silent client cannot hold a connection.
+func newWebServer(cfg webConfig, gatherer prometheus.Gatherer, log *slog.Logger) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle(cfg.telemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelError),
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: cfg.maxRequests,
+		Timeout:             10 * time.Second,
+		EnableOpenMetrics:   true,
+	}))
+	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("Healthy\n"))
+	})
+	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		if !cfg.ready() {
+			http.Error(w, "Not ready", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("Ready\n"))
+	})
+	if cfg.telemetryPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "Redis Prober",
+			Description: "Prometheus exporter and continuous synthetic prober for Redis latency",
+			Version:     version.Info(),
+			Links: []web.LandingLinks{
+				{Address: cfg.telemetryPath, Text: "Metrics"},
+				{Address: "/-/healthy", Text: "Health"},
+				{Address: "/-/ready", Text: "Readiness"},
+			},
+		})
+		if err != nil {
+			log.Error("landing page", "err", err)
+		} else {
+			mux.Handle("/", landing)
+		}
+	}
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}

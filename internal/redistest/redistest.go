@@ -1,0 +1,256 @@
+// Package redistest starts real redis-server processes for tests: each on a
+// free loopback port in its own temp dir, stopped when the test ends. Under
+// CI=true a missing redis-server fails the test; elsewhere it skips loudly.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Server is one redis-server started for a test.
+type Server struct {
+	t    testing.TB
+	bin  string
+	Dir  string
+	Port int
+	args []string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+}
+
+// Binary finds redis-server, or fails (CI) / skips (elsewhere) the test.
+func Binary(t testing.TB) string {
+	t.Helper()
+	return requireBinary(t, "redis-server")
+}
+
+func requireBinary(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found on PATH: CI must install it (see .ci/run)", name)
+	}
+	t.Skipf("SKIPPING: %s not found on PATH; install it (apt-get install redis-server) to run this test", name)
+	return ""
+}
+
+// Start runs redis-server with extra config directives ("maxmemory 10mb",
+// "enable-debug-command yes", ...) and waits until it answers PING.
+func Start(t testing.TB, directives ...string) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: Binary(t), Dir: t.TempDir()}
+	var lastErr error
+	for range 5 {
+		s.Port = FreePort(t)
+		s.args = s.buildArgs(directives)
+		if lastErr = s.start(); lastErr == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+	}
+	t.Fatalf("redistest: start redis-server: %v", lastErr)
+	return nil
+}
+
+func (s *Server) buildArgs(directives []string) []string {
+	args := []string{
+		"--port", strconv.Itoa(s.Port),
+		"--bind", "127.0.0.1",
+		"--dir", s.Dir,
+		"--save", "",
+		"--appendonly", "no",
+		"--daemonize", "no",
+		"--logfile", filepath.Join(s.Dir, "redis.log"),
+		"--protected-mode", "no",
+	}
+	for _, d := range directives {
+		f := strings.Fields(d)
+		if len(f) == 0 {
+			continue
+		}
+		args = append(args, "--"+f[0])
+		args = append(args, f[1:]...)
+	}
+	return args
+}
+
+func (s *Server) start() error {
+	cmd := exec.Command(s.bin, s.args...)
+	cmd.Dir = s.Dir
+	// Its own process group, so a stopped test leaves no orphan.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("redis-server exited: %v; log: %s", err, s.logTail())
+		default:
+		}
+		if s.ping() == nil {
+			s.mu.Lock()
+			s.cmd = cmd
+			s.mu.Unlock()
+			go func() { <-exited }()
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	return fmt.Errorf("redis-server on port %d did not answer within 10s; log: %s", s.Port, s.logTail())
+}
+
+func (s *Server) ping() error {
+	c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") && !strings.HasPrefix(line, "-NOAUTH") && !strings.HasPrefix(line, "-LOADING") {
+		return fmt.Errorf("unexpected reply %q", line)
+	}
+	return nil
+}
+
+func (s *Server) logTail() string {
+	b, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// Addr is host:port.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
+
+// URL is the redis:// URL of the server.
+func (s *Server) URL() string { return "redis://" + s.Addr() }
+
+// PID of the running redis-server, 0 when it is not running.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Client returns a go-redis client for the server, closed at test end.
+func (s *Server) Client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
+	s.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.t.Helper()
+	pid := s.PID()
+	if pid == 0 {
+		s.t.Fatalf("redistest: redis-server is not running")
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		s.t.Fatalf("redistest: signal %v: %v", sig, err)
+	}
+}
+
+// Pause stops the server with SIGSTOP: connections stay open, nothing answers.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server.
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+// Kill SIGKILLs the server and waits until its port is free.
+func (s *Server) Kill() {
+	s.t.Helper()
+	s.mu.Lock()
+	cmd := s.cmd
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGCONT)
+	_ = cmd.Process.Kill()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(cmd.Process.Pid, 0) != nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Restart starts the server again on the same port with the same options.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	var err error
+	for range 50 {
+		if err = s.start(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond) // the port may linger briefly
+	}
+	s.t.Fatalf("redistest: restart: %v", err)
+}
+
+// Stop ends the server; Cleanup calls it.
+func (s *Server) Stop() { s.Kill() }
+
+// Keys returns every key matching pattern (SCAN), for no-stray-key checks.
+func (s *Server) Keys(ctx context.Context, pattern string) []string {
+	s.t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	var out []string
+	iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+	for iter.Next(ctx) {
+		out = append(out, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		s.t.Fatalf("redistest: scan: %v", err)
+	}
+	return out
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("redistest: free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

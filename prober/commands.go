@@ -1,0 +1,181 @@
+package prober
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Namespace builds the prober's key names. Every key the prober writes is
+// Prefix + "{" + Tag + "}:" + kind: the prefix keeps us out of user data, the
+// hash tag keeps one target's keys in one Cluster slot (and lets the engine
+// choose a tag whose slot a given node owns).
+type Namespace struct {
+	Prefix string
+	Tag    string
+}
+
+// Key returns the name of one probe key.
+func (n Namespace) Key(kind string) string {
+	return n.Prefix + "{" + n.Tag + "}:" + kind
+}
+
+// Pattern matches every key of this namespace and tag, for SCAN clean-ups.
+func (n Namespace) Pattern() string {
+	return escapeGlob(n.Prefix+"{"+n.Tag+"}:") + "*"
+}
+
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ValidatePrefix refuses prefixes that could reach user keys: a prefix must be
+// non-empty, end in a separator and hold no glob or hash-tag characters.
+func ValidatePrefix(p string) error {
+	if p == "" {
+		return fmt.Errorf("must not be empty")
+	}
+	if !strings.ContainsAny(p[len(p)-1:], ":/._-|") {
+		return fmt.Errorf("%q must end in a separator such as ':'", p)
+	}
+	if strings.ContainsAny(p, "*?[]{}\\ \t\r\n") {
+		return fmt.Errorf("%q must not contain glob characters, braces or white space", p)
+	}
+	return nil
+}
+
+// Command is one probe command template. Its arguments are built once per
+// connection, so sending it allocates only what go-redis itself allocates.
+type Command struct {
+	Name  string
+	Write bool
+	args  func(k keySet, value string, ttl time.Duration) []any
+}
+
+// keySet names the probe's own keys for one namespace.
+type keySet struct {
+	str, str2, counter, hash, list, zset string
+}
+
+func newKeySet(ns Namespace) keySet {
+	return keySet{
+		str:     ns.Key("string"),
+		str2:    ns.Key("string2"),
+		counter: ns.Key("counter"),
+		hash:    ns.Key("hash"),
+		list:    ns.Key("list"),
+		zset:    ns.Key("zset"),
+	}
+}
+
+func (k keySet) all() []string {
+	return []string{k.str, k.str2, k.counter, k.hash, k.list, k.zset}
+}
+
+// evalScript is a tiny read-only script: it exercises the scripting path
+// (EVAL, script cache lookup, one redis.call) without doing real work.
+const evalScript = "return redis.call('GET', KEYS[1])"
+
+// seedFields is how many elements the hash, list and sorted set hold, so
+// HGETALL, LRANGE and ZREVRANGE return a small but real reply.
+const seedFields = 8
+
+var commandTable = []Command{
+	{Name: "ping", args: func(keySet, string, time.Duration) []any { return []any{"ping"} }},
+	{Name: "get", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"get", k.str} }},
+	{Name: "set", Write: true, args: func(k keySet, v string, ttl time.Duration) []any {
+		return []any{"set", k.str, v, "px", ttl.Milliseconds()}
+	}},
+	{Name: "incr", Write: true, args: func(k keySet, _ string, _ time.Duration) []any { return []any{"incr", k.counter} }},
+	{Name: "hset", Write: true, args: func(k keySet, v string, _ time.Duration) []any { return []any{"hset", k.hash, "f0", v} }},
+	{Name: "hgetall", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"hgetall", k.hash} }},
+	{Name: "lpush", Write: true, args: func(k keySet, v string, _ time.Duration) []any { return []any{"lpush", k.list, v} }},
+	{Name: "lrange", args: func(k keySet, _ string, _ time.Duration) []any {
+		return []any{"lrange", k.list, 0, seedFields - 1}
+	}},
+	{Name: "zadd", Write: true, args: func(k keySet, _ string, _ time.Duration) []any { return []any{"zadd", k.zset, 1, "m0"} }},
+	{Name: "zrevrange", args: func(k keySet, _ string, _ time.Duration) []any {
+		return []any{"zrevrange", k.zset, 0, seedFields - 1, "withscores"}
+	}},
+	{Name: "eval", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"eval", evalScript, 1, k.str} }},
+	{Name: "mget", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"mget", k.str, k.str2} }},
+}
+
+// CommandNames lists the commands --probe.commands accepts.
+func CommandNames() []string {
+	names := make([]string, len(commandTable))
+	for i, c := range commandTable {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// ParseCommands turns "ping,get,set" into command templates. Names are case
+// insensitive; an unknown or repeated name is an error.
+func ParseCommands(list string) ([]Command, error) {
+	var out []Command
+	for _, raw := range strings.Split(list, ",") {
+		name := strings.ToLower(strings.TrimSpace(raw))
+		if name == "" {
+			continue
+		}
+		i := slices.IndexFunc(commandTable, func(c Command) bool { return c.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown command %q (known: %s)", raw, strings.Join(CommandNames(), ", "))
+		}
+		if slices.ContainsFunc(out, func(c Command) bool { return c.Name == name }) {
+			return nil, fmt.Errorf("command %q listed twice", name)
+		}
+		out = append(out, commandTable[i])
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no command given")
+	}
+	return out, nil
+}
+
+// seedCommands returns the commands that (re)create every probe key with its
+// TTL and bounded size. They run on the control connection, never on a probe
+// connection, and bound the growth of LPUSH's list between seedings.
+func seedCommands(k keySet, value string, ttl time.Duration) [][]any {
+	px := ttl.Milliseconds()
+	cmds := [][]any{
+		{"set", k.str, value, "px", px},
+		{"set", k.str2, value, "px", px},
+		{"set", k.counter, 0, "px", px},
+		{"del", k.hash, k.list, k.zset},
+	}
+	hset := []any{"hset", k.hash}
+	rpush := []any{"rpush", k.list}
+	zadd := []any{"zadd", k.zset}
+	for i := range seedFields {
+		hset = append(hset, "f"+strconv.Itoa(i), value)
+		rpush = append(rpush, value)
+		zadd = append(zadd, i, "m"+strconv.Itoa(i))
+	}
+	cmds = append(cmds, hset, rpush, zadd,
+		[]any{"pexpire", k.hash, px}, []any{"pexpire", k.list, px}, []any{"pexpire", k.zset, px})
+	return cmds
+}
+
+// probeValue returns the value written by SET, HSET and LPUSH: size bytes of a
+// fixed printable pattern.
+func probeValue(size int) string {
+	const pattern = "redis-prober-0123456789abcdefghijklmnopqrstuvwxyz"
+	var b strings.Builder
+	b.Grow(size)
+	for b.Len() < size {
+		b.WriteString(pattern[:min(len(pattern), size-b.Len())])
+	}
+	return b.String()
+}

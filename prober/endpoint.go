@@ -1,0 +1,91 @@
+package prober
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// Endpoint says how to reach one Redis server. Password is a secret: it is
+// only ever handed to go-redis, never formatted into an error or a log line.
+type Endpoint struct {
+	Network  string // "tcp" or "unix"
+	Addr     string // host:port or socket path
+	TLS      *tls.Config
+	Username string
+	Password string
+	DB       int
+}
+
+// String names the endpoint without credentials.
+func (e Endpoint) String() string {
+	if e.Network == "unix" {
+		return "unix://" + e.Addr
+	}
+	if e.TLS != nil {
+		return "rediss://" + e.Addr
+	}
+	return "redis://" + e.Addr
+}
+
+// dialFast opens the probe's low-latency connection (see blockingConn) and,
+// for rediss://, runs the TLS handshake over it. The returned raw conn is what
+// Interrupt is called on.
+func (e Endpoint) dialFast(ctx context.Context, timeout time.Duration) (net.Conn, *blockingConn, error) {
+	raw, err := dialBlocking(ctx, e.Network, e.Addr, timeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.TLS == nil {
+		return raw, raw, nil
+	}
+	cfg := e.TLS.Clone()
+	if cfg.ServerName == "" && e.Network != "unix" {
+		if host, _, err := net.SplitHostPort(e.Addr); err == nil {
+			cfg.ServerName = host
+		}
+	}
+	tc := tls.Client(raw, cfg)
+	_ = raw.SetDeadline(time.Now().Add(timeout))
+	if err := tc.Handshake(); err != nil {
+		raw.Close()
+		return nil, nil, fmt.Errorf("tls handshake with %s: %w", e.Addr, err)
+	}
+	_ = raw.SetDeadline(time.Time{})
+	return tc, raw, nil
+}
+
+// ClientOptions returns go-redis options for this endpoint with the prober's
+// conventions: no retries (a probe reports what happened, it does not hide a
+// failure behind a retry), no client-name chatter, no maintenance push
+// notifications, and the given timeout for dial, read and write.
+func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Options {
+	return &redis.Options{
+		Network:                  e.Network,
+		Addr:                     e.Addr,
+		Username:                 e.Username,
+		Password:                 e.Password,
+		DB:                       e.DB,
+		TLSConfig:                e.TLS,
+		Protocol:                 2,
+		DialTimeout:              timeout,
+		ReadTimeout:              timeout,
+		WriteTimeout:             timeout,
+		PoolSize:                 poolSize,
+		PoolTimeout:              timeout,
+		MaxRetries:               -1,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	}
+}
+
+// NewClient returns an ordinary go-redis client (netpoller sockets) for
+// control traffic: seeding and deleting probe keys, INFO, bursts.
+func (e Endpoint) NewClient(timeout time.Duration, poolSize int) *redis.Client {
+	return redis.NewClient(e.ClientOptions(timeout, poolSize))
+}

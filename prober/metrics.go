@@ -1,0 +1,202 @@
+package prober
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Result classifies one request for redis_prober_requests_total.
+type Result int
+
+const (
+	ResultOK Result = iota
+	ResultError
+	ResultTimeout
+	numResults
+)
+
+func (r Result) String() string {
+	switch r {
+	case ResultOK:
+		return "ok"
+	case ResultError:
+		return "error"
+	case ResultTimeout:
+		return "timeout"
+	}
+	return "unknown"
+}
+
+// Phase tells probe traffic from burst traffic on the same series.
+type Phase string
+
+const (
+	PhaseProbe Phase = "probe"
+	PhaseBurst Phase = "burst"
+)
+
+// LatencyBuckets are the classic buckets kept beside the native histogram so a
+// text-format scraper (or a Prometheus without native histograms) still sees
+// the tail: 25µs to 10s, dense where loopback and LAN Redis latency lives.
+var LatencyBuckets = []float64{
+	.000025, .00005, .0001, .00015, .0002, .0003, .0005, .00075,
+	.001, .0015, .002, .003, .005, .0075, .01, .02, .05, .1,
+	.25, .5, 1, 2.5, 5, 10,
+}
+
+// HistogramOpts returns the house histogram settings: native buckets with a
+// factor of 1.1 (schema 3), bounded in count and reset hourly, plus the given
+// classic buckets.
+func HistogramOpts(name, help string, buckets []float64) prometheus.HistogramOpts {
+	return prometheus.HistogramOpts{
+		Name:                            name,
+		Help:                            help,
+		Buckets:                         buckets,
+		NativeHistogramBucketFactor:     1.1,
+		NativeHistogramMaxBucketNumber:  160,
+		NativeHistogramMinResetDuration: time.Hour,
+		NativeHistogramZeroThreshold:    1e-7,
+	}
+}
+
+// Metrics holds every per-request series of the prober. One Metrics serves all
+// targets; ForTarget hands out pre-resolved children so the hot path never
+// looks a label up.
+type Metrics struct {
+	latency     *prometheus.HistogramVec
+	requests    *prometheus.CounterVec
+	up          *prometheus.GaugeVec
+	connect     *prometheus.HistogramVec
+	connects    *prometheus.CounterVec
+	objective   *prometheus.GaugeVec
+	intrinsic   prometheus.Histogram
+	scheduleLag prometheus.Histogram
+}
+
+// NewMetrics registers the prober's series on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		latency: prometheus.NewHistogramVec(HistogramOpts(
+			"redis_prober_latency_seconds",
+			"Client-side latency of each request, from its intended start time to the last byte of the reply.",
+			LatencyBuckets), []string{"target", "command", "phase"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redis_prober_requests_total",
+			Help: "Requests sent to Redis, by result (ok, error, timeout).",
+		}, []string{"target", "command", "phase", "result"}),
+		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_up",
+			Help: "1 when the last probe got an answer from Redis (a reply or a Redis error), 0 on timeout or connection failure.",
+		}, []string{"target"}),
+		connect: prometheus.NewHistogramVec(HistogramOpts(
+			"redis_prober_connect_latency_seconds",
+			"Dial, TLS, AUTH and the first PING reply on a fresh connection.",
+			LatencyBuckets), []string{"target"}),
+		connects: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redis_prober_connects_total",
+			Help: "Connect probes by result (ok, error, timeout).",
+		}, []string{"target", "result"}),
+		objective: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_objective_seconds",
+			Help: "The configured p99 latency objective of the target, for generic alert rules.",
+		}, []string{"target"}),
+		intrinsic: prometheus.NewHistogram(HistogramOpts(
+			"redis_prober_intrinsic_latency_seconds",
+			"Largest scheduling gap of the prober's own thread in each short busy-loop window (host jitter, not Redis).",
+			[]float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1})),
+		scheduleLag: prometheus.NewHistogram(HistogramOpts(
+			"redis_prober_schedule_lag_seconds",
+			"How late the prober's timer woke for a probe that was due (host jitter, excluded from Redis latency).",
+			[]float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1})),
+	}
+	reg.MustRegister(m.latency, m.requests, m.up, m.connect, m.connects, m.objective, m.intrinsic, m.scheduleLag)
+	return m
+}
+
+// Intrinsic is where the host-jitter sampler records.
+func (m *Metrics) Intrinsic() prometheus.Observer { return m.intrinsic }
+
+// CommandRecorder records latency and results per command of one target and
+// phase through pre-resolved children: the hot path is two atomic adds and no
+// allocation. Command i records through index i.
+type CommandRecorder struct {
+	lat []prometheus.Observer
+	req [][numResults]prometheus.Counter
+}
+
+// Commands resolves the children of target and phase for the given command
+// names (lower case, as they appear in the command label).
+func (m *Metrics) Commands(target string, phase Phase, commands []string) *CommandRecorder {
+	r := &CommandRecorder{
+		lat: make([]prometheus.Observer, len(commands)),
+		req: make([][numResults]prometheus.Counter, len(commands)),
+	}
+	for i, c := range commands {
+		r.lat[i] = m.latency.WithLabelValues(target, c, string(phase))
+		for res := Result(0); res < numResults; res++ {
+			r.req[i][res] = m.requests.WithLabelValues(target, c, string(phase), res.String())
+		}
+	}
+	return r
+}
+
+// Record counts one request of command cmd and observes its latency.
+func (r *CommandRecorder) Record(cmd int, res Result, d time.Duration) {
+	r.lat[cmd].Observe(d.Seconds())
+	r.req[cmd][res].Inc()
+}
+
+// TargetRecorder is what one target's probes record into.
+type TargetRecorder struct {
+	*CommandRecorder
+	up       prometheus.Gauge
+	connect  prometheus.Observer
+	connects [numResults]prometheus.Counter
+	lag      prometheus.Observer
+}
+
+// ForTarget resolves every probe child of a target and publishes its latency
+// objective.
+func (m *Metrics) ForTarget(target string, commands []string, objective time.Duration) *TargetRecorder {
+	r := &TargetRecorder{
+		CommandRecorder: m.Commands(target, PhaseProbe, commands),
+		up:              m.up.WithLabelValues(target),
+		connect:         m.connect.WithLabelValues(target),
+		lag:             m.scheduleLag,
+	}
+	for res := Result(0); res < numResults; res++ {
+		r.connects[res] = m.connects.WithLabelValues(target, res.String())
+	}
+	m.objective.WithLabelValues(target).Set(objective.Seconds())
+	return r
+}
+
+// Forget drops every series of a target, for a target that was removed.
+func (m *Metrics) Forget(target string) {
+	l := prometheus.Labels{"target": target}
+	m.latency.DeletePartialMatch(l)
+	m.requests.DeletePartialMatch(l)
+	m.up.DeletePartialMatch(l)
+	m.connect.DeletePartialMatch(l)
+	m.connects.DeletePartialMatch(l)
+	m.objective.DeletePartialMatch(l)
+}
+
+// SetUp records whether Redis answered the last probe.
+func (r *TargetRecorder) SetUp(answered bool) {
+	if answered {
+		r.up.Set(1)
+	} else {
+		r.up.Set(0)
+	}
+}
+
+// RecordConnect records one connect probe.
+func (r *TargetRecorder) RecordConnect(res Result, d time.Duration) {
+	r.connect.Observe(d.Seconds())
+	r.connects[res].Inc()
+}
+
+// RecordLag records how late the prober's own timer woke for a due probe.
+func (r *TargetRecorder) RecordLag(d time.Duration) { r.lag.Observe(d.Seconds()) }

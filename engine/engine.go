@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -36,11 +37,23 @@ type Config struct {
 	CleanupTimeout time.Duration
 }
 
+// Service runs beside the probe of every target for as long as the target
+// runs: a collector's refresh loop, periodic bursts, change detection. It
+// gets the target's context (cancelled when the target stops or is removed)
+// and the target's control client, a go-redis client kept apart from the
+// probe connections. RunTarget returns when ctx is done and must leave no
+// goroutine, key or series of the target behind.
+type Service interface {
+	Name() string
+	RunTarget(ctx context.Context, t Target, control *redis.Client)
+}
+
 // Engine runs the targets of a Config.
 type Engine struct {
-	log     *slog.Logger
-	metrics *prober.Metrics
-	ready   atomic.Bool
+	log      *slog.Logger
+	metrics  *prober.Metrics
+	services []Service
+	ready    atomic.Bool
 
 	mu      sync.Mutex
 	running map[string]*runningTarget
@@ -54,9 +67,15 @@ type runningTarget struct {
 }
 
 // New registers the prober metrics on reg and returns an engine that has not
-// started yet.
-func New(reg prometheus.Registerer, log *slog.Logger) *Engine {
-	return &Engine{log: log, metrics: prober.NewMetrics(reg), running: map[string]*runningTarget{}}
+// started yet. services run per target beside the probe.
+func New(reg prometheus.Registerer, log *slog.Logger, services ...Service) *Engine {
+	return &Engine{log: log, metrics: prober.NewMetrics(reg), services: services, running: map[string]*runningTarget{}}
+}
+
+// NewWithMetrics is New for callers that build the services from the same
+// Metrics (bursts record into the shared latency histogram).
+func NewWithMetrics(m *prober.Metrics, log *slog.Logger, services ...Service) *Engine {
+	return &Engine{log: log, metrics: m, services: services, running: map[string]*runningTarget{}}
 }
 
 // Metrics exposes the shared recorders, for bursts and collectors wired by
@@ -157,6 +176,9 @@ func (e *Engine) runTarget(ctx context.Context, t Target, cleanupTimeout time.Du
 	}
 	run(func() { keeper.Run(ctx, t.SeedInterval) })
 	run(func() { prober.NewProbe(t.Probe, t.Endpoint, rec, faults).Run(ctx) })
+	for _, svc := range e.services {
+		run(func() { svc.RunTarget(ctx, t, control) })
+	}
 	if t.ConnectInterval > 0 {
 		run(func() {
 			prober.NewConnectProbe(t.Endpoint, t.Probe.Timeout, rec, faults).Run(ctx, t.ConnectInterval)

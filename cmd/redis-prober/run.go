@@ -156,10 +156,26 @@ func (f *probeFlags) config(tag string) (prober.ProbeConfig, error) {
 	}, nil
 }
 
+// extensionEnv is what a feature gets to build its services.
+type extensionEnv struct {
+	log     *slog.Logger
+	reg     prometheus.Registerer
+	metrics *prober.Metrics
+}
+
+// extension validates its flags and returns the services to run per target.
+// A bad flag value is a usageError.
+type extension func(env extensionEnv) ([]engine.Service, error)
+
 func addRunCommand(cmd *kingpin.CmdClause) command {
 	redisF := addRedisFlags(cmd)
 	probeF := addProbeFlags(cmd)
-	burstInterval := durationFlag(cmd, "burst.interval", "How often to run a bounded load burst (0 disables).", "0s")
+	// Each feature beyond the probe declares its own flags and hands back
+	// the per-target services it wants the engine to run.
+	extensions := []extension{
+		addCollectorRunFlags(cmd),
+		addBurstRunFlags(cmd),
+	}
 	webF := kingpinflag.AddFlags(cmd, ":9379")
 	telemetryPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	maxRequests := intFlag(cmd, "web.max-requests", "Most concurrent scrapes served at once; more are refused with 503 (0: no limit).", "40")
@@ -173,9 +189,6 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		probeCfg, err := probeF.config(instanceTag())
 		if err != nil {
 			return err
-		}
-		if *burstInterval > 0 {
-			log.Warn("periodic bursts are not available in this build; --burst.interval ignored")
 		}
 		if !strings.HasPrefix(*telemetryPath, "/") {
 			return usagef("--web.telemetry-path: %q must start with /", *telemetryPath)
@@ -198,7 +211,16 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 
 		reg := prometheus.NewRegistry()
 		registerProcessCollectors(reg)
-		eng := engine.New(reg, log)
+		metrics := prober.NewMetrics(reg)
+		var services []engine.Service
+		for _, ext := range extensions {
+			svcs, err := ext(extensionEnv{log: log, reg: reg, metrics: metrics})
+			if err != nil {
+				return err
+			}
+			services = append(services, svcs...)
+		}
+		eng := engine.NewWithMetrics(metrics, log, services...)
 
 		log.Info("starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
 		srv := newWebServer(webConfig{

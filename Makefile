@@ -1,0 +1,56 @@
+# redis-prober — see README.md. `make demo` and `make test` are the two
+# commands a newcomer needs.
+GO        ?= go
+BIN       := redis-prober
+PKG       := github.com/redis-prober/redis-prober
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BRANCH    ?= $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
+VPKG      := github.com/prometheus/common/version
+LDFLAGS   := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Revision=$(REVISION) \
+             -X $(VPKG).Branch=$(BRANCH) -X $(VPKG).BuildUser=redis-prober \
+             -X $(VPKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@2025.1.1
+
+.PHONY: all build test test-go test-rules lint demo bench docker fmt vet clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/redis-prober
+
+## test: everything CI runs, against real redis-server and Prometheus.
+test: vet test-go test-rules
+
+vet:
+	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+test-rules:
+	@if ls alerts/*.yml >/dev/null 2>&1; then \
+		promtool check rules alerts/*.yml && promtool test rules alerts/tests/*.yml; \
+	else echo "no alert rules yet"; fi
+
+lint:
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+## demo: a throwaway redis-server and the prober against it; Ctrl-C stops both.
+demo: build
+	./scripts/demo.sh
+
+## bench: probe fidelity against a C reference client, resource use.
+bench:
+	./scripts/bench.sh
+
+docker:
+	docker build -t $(BIN):$(VERSION) .
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -f $(BIN)

@@ -200,3 +200,9 @@ func (r *TargetRecorder) RecordConnect(res Result, d time.Duration) {
 
 // RecordLag records how late the prober's own timer woke for a due probe.
 func (r *TargetRecorder) RecordLag(d time.Duration) { r.lag.Observe(d.Seconds()) }
+
+// RequestsCounter returns one child of redis_prober_requests_total, for
+// callers that read a count back (tests, the doctor's live measurement).
+func (m *Metrics) RequestsCounter(target, command string, phase Phase, res Result) prometheus.Counter {
+	return m.requests.WithLabelValues(target, command, string(phase), res.String())
+}

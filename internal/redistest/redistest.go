@@ -254,3 +254,10 @@ func FreePort(t testing.TB) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// ClientWithPassword returns a client that authenticates with password.
+func ClientWithPassword(s *Server, password string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: password, Protocol: 2, DisableIdentity: true})
+	s.t.Cleanup(func() { _ = c.Close() })
+	return c
+}

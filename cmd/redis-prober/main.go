@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/common/promslog"
 	promslogflag "github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
+	"github.com/redis/go-redis/v9"
 )
 
 const exporterName = "redis-prober"
@@ -63,6 +65,11 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
+	// go-redis logs pool trouble through its own package logger; the same
+	// faults already reach our logs and metrics once, so its lines go to
+	// debug instead of repeating on stderr in another format.
+	redis.SetLogger(redisLogger{promslog.New(env.logConfig)})
+
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, env); err != nil {
@@ -74,6 +81,12 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
 }
 
 func helpOrVersion(args []string) bool {

@@ -10,7 +10,7 @@ VPKG      := github.com/prometheus/common/version
 LDFLAGS   := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Revision=$(REVISION) \
              -X $(VPKG).Branch=$(BRANCH) -X $(VPKG).BuildUser=redis-prober \
              -X $(VPKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
-STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@2025.1.1
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: all build test test-go test-rules lint demo bench docker fmt vet clean
 

@@ -131,7 +131,7 @@ func (p *runningProber) get(t *testing.T, path string) (int, string) {
 }
 
 // stop sends SIGTERM and returns the exit error and how long the exit took.
-func (p *runningProber) stop(t *testing.T) (error, time.Duration) {
+func (p *runningProber) stop(t *testing.T) (time.Duration, error) {
 	t.Helper()
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -140,11 +140,11 @@ func (p *runningProber) stop(t *testing.T) (error, time.Duration) {
 	select {
 	case err := <-p.done:
 		p.done <- err
-		return err, time.Since(start)
+		return time.Since(start), err
 	case <-time.After(10 * time.Second):
 		t.Fatalf("prober still running 10s after SIGTERM; stderr: %s", p.stderr)
 	}
-	return nil, 0
+	return 0, nil
 }
 
 func TestRunEndToEnd(t *testing.T) {
@@ -198,7 +198,7 @@ func TestRunEndToEnd(t *testing.T) {
 		}
 	}
 
-	err, took := p.stop(t)
+	took, err := p.stop(t)
 	if err != nil {
 		t.Errorf("exit after SIGTERM: %v; stderr: %s", err, p.stderr)
 	}
@@ -235,7 +235,7 @@ func TestRunRedisDownAtStart(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err, _ := p.stop(t); err != nil {
+	if _, err := p.stop(t); err != nil {
 		t.Errorf("exit: %v", err)
 	}
 	// About 50 failed probes, logged once (plus the recovery line).

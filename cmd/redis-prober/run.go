@@ -24,7 +24,6 @@ type redisFlags struct {
 	addrs        *[]string
 	user         *string
 	passwordFile *string
-	timeout      *time.Duration
 }
 
 func addRedisFlags(g flagGroup) *redisFlags {

@@ -123,7 +123,7 @@ func TestEngineApplyAddsAndRemovesTargets(t *testing.T) {
 	okA := func() float64 {
 		var sum float64
 		for _, cmd := range []string{"ping", "get", "set"} {
-			sum += testutil.ToFloat64(e.Metrics().RequestsCounter(ta.Name, cmd, prober.PhaseProbe, prober.ResultOK))
+			sum += testutil.ToFloat64(e.Metrics().RequestsCounter(ta.Name, "", cmd, prober.PhaseProbe, prober.ResultOK))
 		}
 		return sum
 	}
@@ -133,7 +133,7 @@ func TestEngineApplyAddsAndRemovesTargets(t *testing.T) {
 	before := okA()
 	waitFor(t, 5*time.Second, "target b probed and a still growing", func() bool {
 		return okA() > before+20 &&
-			testutil.ToFloat64(e.Metrics().RequestsCounter(tb.Name, "ping", prober.PhaseProbe, prober.ResultOK)) > 5
+			testutil.ToFloat64(e.Metrics().RequestsCounter(tb.Name, "", "ping", prober.PhaseProbe, prober.ResultOK)) > 5
 	})
 
 	e.Apply(ctx, Config{Targets: []Target{tb}, CleanupTimeout: time.Second})

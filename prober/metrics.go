@@ -80,23 +80,23 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		latency: prometheus.NewHistogramVec(HistogramOpts(
 			"redis_prober_latency_seconds",
 			"Client-side latency of each request, from its intended start time to the last byte of the reply.",
-			LatencyBuckets), []string{"target", "command", "phase"}),
+			LatencyBuckets), []string{"target", "node", "command", "phase"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redis_prober_requests_total",
 			Help: "Requests sent to Redis, by result (ok, error, timeout).",
-		}, []string{"target", "command", "phase", "result"}),
+		}, []string{"target", "node", "command", "phase", "result"}),
 		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "redis_prober_up",
 			Help: "1 when the last probe got an answer from Redis (a reply or a Redis error), 0 on timeout or connection failure.",
-		}, []string{"target"}),
+		}, []string{"target", "node"}),
 		connect: prometheus.NewHistogramVec(HistogramOpts(
 			"redis_prober_connect_latency_seconds",
 			"Dial, TLS, AUTH and the first PING reply on a fresh connection.",
-			LatencyBuckets), []string{"target"}),
+			LatencyBuckets), []string{"target", "node"}),
 		connects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redis_prober_connects_total",
 			Help: "Connect probes by result (ok, error, timeout).",
-		}, []string{"target", "result"}),
+		}, []string{"target", "node", "result"}),
 		objective: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "redis_prober_objective_seconds",
 			Help: "The configured p99 latency objective of the target, for generic alert rules.",
@@ -128,14 +128,21 @@ type CommandRecorder struct {
 // Commands resolves the children of target and phase for the given command
 // names (lower case, as they appear in the command label).
 func (m *Metrics) Commands(target string, phase Phase, commands []string) *CommandRecorder {
+	return m.NodeCommands(target, "", phase, commands)
+}
+
+// NodeCommands is Commands for one node of a multi-node target (a Cluster
+// shard, the current Sentinel primary). node is host:port; a single server
+// has node "", which Prometheus stores as no label at all.
+func (m *Metrics) NodeCommands(target, node string, phase Phase, commands []string) *CommandRecorder {
 	r := &CommandRecorder{
 		lat: make([]prometheus.Observer, len(commands)),
 		req: make([][numResults]prometheus.Counter, len(commands)),
 	}
 	for i, c := range commands {
-		r.lat[i] = m.latency.WithLabelValues(target, c, string(phase))
+		r.lat[i] = m.latency.WithLabelValues(target, node, c, string(phase))
 		for res := Result(0); res < numResults; res++ {
-			r.req[i][res] = m.requests.WithLabelValues(target, c, string(phase), res.String())
+			r.req[i][res] = m.requests.WithLabelValues(target, node, c, string(phase), res.String())
 		}
 	}
 	return r
@@ -156,23 +163,29 @@ type TargetRecorder struct {
 	lag      prometheus.Observer
 }
 
-// ForTarget resolves every probe child of a target and publishes its latency
-// objective.
+// ForTarget resolves every probe child of a single-server target and
+// publishes its latency objective.
 func (m *Metrics) ForTarget(target string, commands []string, objective time.Duration) *TargetRecorder {
+	return m.ForNode(target, "", commands, objective)
+}
+
+// ForNode is ForTarget for one node of a multi-node target.
+func (m *Metrics) ForNode(target, node string, commands []string, objective time.Duration) *TargetRecorder {
 	r := &TargetRecorder{
-		CommandRecorder: m.Commands(target, PhaseProbe, commands),
-		up:              m.up.WithLabelValues(target),
-		connect:         m.connect.WithLabelValues(target),
+		CommandRecorder: m.NodeCommands(target, node, PhaseProbe, commands),
+		up:              m.up.WithLabelValues(target, node),
+		connect:         m.connect.WithLabelValues(target, node),
 		lag:             m.scheduleLag,
 	}
 	for res := Result(0); res < numResults; res++ {
-		r.connects[res] = m.connects.WithLabelValues(target, res.String())
+		r.connects[res] = m.connects.WithLabelValues(target, node, res.String())
 	}
 	m.objective.WithLabelValues(target).Set(objective.Seconds())
 	return r
 }
 
-// Forget drops every series of a target, for a target that was removed.
+// Forget drops every series of a target (all its nodes), for a target that
+// was removed.
 func (m *Metrics) Forget(target string) {
 	l := prometheus.Labels{"target": target}
 	m.latency.DeletePartialMatch(l)
@@ -181,6 +194,17 @@ func (m *Metrics) Forget(target string) {
 	m.connect.DeletePartialMatch(l)
 	m.connects.DeletePartialMatch(l)
 	m.objective.DeletePartialMatch(l)
+}
+
+// ForgetNode drops the series of one node of a target, for a node that left
+// a Cluster or stopped being the Sentinel primary.
+func (m *Metrics) ForgetNode(target, node string) {
+	l := prometheus.Labels{"target": target, "node": node}
+	m.latency.DeletePartialMatch(l)
+	m.requests.DeletePartialMatch(l)
+	m.up.DeletePartialMatch(l)
+	m.connect.DeletePartialMatch(l)
+	m.connects.DeletePartialMatch(l)
 }
 
 // SetUp records whether Redis answered the last probe.
@@ -203,6 +227,6 @@ func (r *TargetRecorder) RecordLag(d time.Duration) { r.lag.Observe(d.Seconds())
 
 // RequestsCounter returns one child of redis_prober_requests_total, for
 // callers that read a count back (tests, the doctor's live measurement).
-func (m *Metrics) RequestsCounter(target, command string, phase Phase, res Result) prometheus.Counter {
-	return m.requests.WithLabelValues(target, command, string(phase), res.String())
+func (m *Metrics) RequestsCounter(target, node, command string, phase Phase, res Result) prometheus.Counter {
+	return m.requests.WithLabelValues(target, node, command, string(phase), res.String())
 }

@@ -158,7 +158,7 @@ func TestRunEndToEnd(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, metrics = p.get(t, "/metrics")
-		if strings.Contains(metrics, `redis_prober_up{target="`+srv.Addr()+`"} 1`) &&
+		if strings.Contains(metrics, `redis_prober_up{node="",target="`+srv.Addr()+`"} 1`) &&
 			strings.Contains(metrics, "redis_prober_connect_latency_seconds_count") {
 			break
 		}
@@ -168,8 +168,8 @@ func TestRunEndToEnd(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, want := range []string{
-		`redis_prober_latency_seconds_bucket{command="hgetall",phase="probe",target="` + srv.Addr() + `",le="0.0001"}`,
-		`redis_prober_requests_total{command="eval",phase="probe",result="ok",target="` + srv.Addr() + `"}`,
+		`redis_prober_latency_seconds_bucket{command="hgetall",node="",phase="probe",target="` + srv.Addr() + `",le="0.0001"}`,
+		`redis_prober_requests_total{command="eval",node="",phase="probe",result="ok",target="` + srv.Addr() + `"}`,
 		`redis_prober_objective_seconds{target="` + srv.Addr() + `"} 0.005`,
 		"redis_prober_build_info{",
 		"redis_prober_intrinsic_latency_seconds_count",
@@ -221,13 +221,13 @@ func TestRunRedisDownAtStart(t *testing.T) {
 	srv.Kill()
 	p := startProber(t, nil, "--redis.addr="+srv.URL(), "--probe.rate=50", "--probe.connect-interval=0s")
 	time.Sleep(time.Second)
-	if _, m := p.get(t, "/metrics"); !strings.Contains(m, `redis_prober_up{target="`+srv.Addr()+`"} 0`) {
+	if _, m := p.get(t, "/metrics"); !strings.Contains(m, `redis_prober_up{node="",target="`+srv.Addr()+`"} 0`) {
 		t.Fatalf("up is not 0 with Redis down:\n%s", m)
 	}
 	srv.Restart()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, m := p.get(t, "/metrics"); strings.Contains(m, `redis_prober_up{target="`+srv.Addr()+`"} 1`) {
+		if _, m := p.get(t, "/metrics"); strings.Contains(m, `redis_prober_up{node="",target="`+srv.Addr()+`"} 1`) {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -1,0 +1,362 @@
+// Package config reads the YAML file that lists many targets: global
+// defaults, then per-target overrides. Parsing is strict: unknown fields are
+// refused and every error names the field and its line. Secrets are read from
+// files named in the config, never written in it.
+package config
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Duration is a time.Duration written as "500ms", "10s", "15m".
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return fmt.Errorf("line %d: want a duration such as 10s", n.Line)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("line %d: %q is not a duration (examples: 500ms, 10s, 15m)", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration back in Go notation.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// Probe holds probe settings; nil fields inherit from the level above.
+type Probe struct {
+	Rate            *float64  `yaml:"rate"`
+	Timeout         *Duration `yaml:"timeout"`
+	Commands        []string  `yaml:"commands"`
+	Connections     *int      `yaml:"connections"`
+	DataSize        *int      `yaml:"data_size"`
+	KeyPrefix       *string   `yaml:"key_prefix"`
+	KeyTTL          *Duration `yaml:"key_ttl"`
+	ConnectInterval *Duration `yaml:"connect_interval"`
+}
+
+// TLS configures rediss:// connections.
+type TLS struct {
+	CAFile             string `yaml:"ca_file"`
+	CertFile           string `yaml:"cert_file"`
+	KeyFile            string `yaml:"key_file"`
+	ServerName         string `yaml:"server_name"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// Cluster says the target is a Redis Cluster reached through seed nodes.
+type Cluster struct {
+	Addrs           []string  `yaml:"addrs"`
+	Replicas        *bool     `yaml:"replicas"`
+	RefreshInterval *Duration `yaml:"refresh_interval"`
+}
+
+// Sentinel says the target is the primary that Sentinels name.
+type Sentinel struct {
+	MasterName      string    `yaml:"master_name"`
+	Addrs           []string  `yaml:"addrs"`
+	Username        string    `yaml:"username"`
+	PasswordFile    string    `yaml:"password_file"`
+	ProbeReplicas   bool      `yaml:"probe_replicas"`
+	RefreshInterval *Duration `yaml:"refresh_interval"`
+}
+
+// Global is the defaults block.
+type Global struct {
+	Probe     Probe     `yaml:"probe"`
+	Objective *Duration `yaml:"objective"`
+	Labels    []string  `yaml:"-"`
+}
+
+// Target is one entry of targets:.
+type Target struct {
+	Name         string            `yaml:"name"`
+	Addr         string            `yaml:"addr"`
+	Cluster      *Cluster          `yaml:"cluster"`
+	Sentinel     *Sentinel         `yaml:"sentinel"`
+	Username     string            `yaml:"username"`
+	PasswordFile string            `yaml:"password_file"`
+	TLS          *TLS              `yaml:"tls"`
+	Labels       map[string]string `yaml:"labels"`
+	Probe        Probe             `yaml:"probe"`
+	Objective    *Duration         `yaml:"objective"`
+}
+
+// File is the whole config file.
+type File struct {
+	Global  Global   `yaml:"global"`
+	Targets []Target `yaml:"targets"`
+}
+
+// Limits that keep a config from blowing up cardinality.
+const (
+	MaxLabels  = 8
+	MaxTargets = 5000
+)
+
+var (
+	labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+	// Labels the prober sets itself cannot be overridden.
+	reservedLabels = []string{"target", "node", "command", "phase", "result", "plan", "outcome", "quantile", "le", "kind", "check", "severity", "collector", "mode", "name", "instance", "job"}
+)
+
+// Error is a config error that names the field and its line.
+type Error struct {
+	Field string
+	Line  int
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s (line %d): %s", e.Field, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.Field, e.Msg)
+}
+
+// Load reads and validates a config file.
+func Load(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(b)
+}
+
+// Parse decodes and validates config text.
+func Parse(b []byte) (*File, error) {
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{Field: "config", Msg: "the file is empty"}
+		}
+		var te *yaml.TypeError
+		if errors.As(err, &te) && len(te.Errors) > 0 {
+			// One line: the first problem is the one to fix first.
+			return nil, fmt.Errorf("config: %s", strings.TrimSpace(te.Errors[0]))
+		}
+		return nil, fmt.Errorf("config: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("config: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if err := f.validate(&root); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+func (f *File) validate(root *yaml.Node) error {
+	fail := func(msg string, path ...any) error {
+		return &Error{Field: fieldName(path), Line: lineOf(root, path...), Msg: msg}
+	}
+	if len(f.Targets) == 0 {
+		return fail("at least one target is needed", "targets")
+	}
+	if len(f.Targets) > MaxTargets {
+		return fail(fmt.Sprintf("%d targets, more than the %d one prober should carry (see docs/scaling.md)", len(f.Targets), MaxTargets), "targets")
+	}
+	if err := f.Global.Probe.validate(func(msg string, p ...any) error {
+		return fail(msg, append([]any{"global", "probe"}, p...)...)
+	}); err != nil {
+		return err
+	}
+	if f.Global.Objective != nil && *f.Global.Objective <= 0 {
+		return fail("must be above 0", "global", "objective")
+	}
+	names := map[string]bool{}
+	labelKeys := map[string]bool{}
+	for i := range f.Targets {
+		t := &f.Targets[i]
+		at := func(msg string, p ...any) error { return fail(msg, append([]any{"targets", i}, p...)...) }
+		if t.Name == "" {
+			return at("needs a name", "name")
+		}
+		if names[t.Name] {
+			return at(fmt.Sprintf("name %q used twice", t.Name), "name")
+		}
+		names[t.Name] = true
+		kinds := 0
+		for _, set := range []bool{t.Addr != "", t.Cluster != nil, t.Sentinel != nil} {
+			if set {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			return at("needs exactly one of addr, cluster or sentinel", "name")
+		}
+		if t.Cluster != nil && len(t.Cluster.Addrs) == 0 {
+			return at("needs at least one seed address", "cluster", "addrs")
+		}
+		if t.Sentinel != nil {
+			if t.Sentinel.MasterName == "" {
+				return at("is required", "sentinel", "master_name")
+			}
+			if len(t.Sentinel.Addrs) == 0 {
+				return at("needs at least one sentinel address", "sentinel", "addrs")
+			}
+		}
+		if len(t.Labels) > MaxLabels {
+			return at(fmt.Sprintf("%d labels, at most %d", len(t.Labels), MaxLabels), "labels")
+		}
+		for k := range t.Labels {
+			if !labelName.MatchString(k) || strings.HasPrefix(k, "__") {
+				return at(fmt.Sprintf("%q is not a valid label name", k), "labels", k)
+			}
+			if slices.Contains(reservedLabels, k) {
+				return at(fmt.Sprintf("%q is a label the prober sets itself", k), "labels", k)
+			}
+			labelKeys[k] = true
+		}
+		if err := t.Probe.validate(func(msg string, p ...any) error { return at(msg, append([]any{"probe"}, p...)...) }); err != nil {
+			return err
+		}
+		if t.Objective != nil && *t.Objective <= 0 {
+			return at("must be above 0", "objective")
+		}
+		for _, file := range []struct {
+			path  string
+			field []any
+		}{
+			{t.PasswordFile, []any{"password_file"}},
+			{sentinelPasswordFile(t.Sentinel), []any{"sentinel", "password_file"}},
+		} {
+			if file.path == "" {
+				continue
+			}
+			if _, err := os.Stat(file.path); err != nil {
+				return at(fmt.Sprintf("cannot read: %v", err), file.field...)
+			}
+		}
+		if t.TLS != nil {
+			if _, err := t.TLS.Config(); err != nil {
+				return at(err.Error(), "tls")
+			}
+		}
+	}
+	for k := range labelKeys {
+		f.Global.Labels = append(f.Global.Labels, k)
+	}
+	slices.Sort(f.Global.Labels)
+	return nil
+}
+
+func sentinelPasswordFile(s *Sentinel) string {
+	if s == nil {
+		return ""
+	}
+	return s.PasswordFile
+}
+
+func (p *Probe) validate(fail func(msg string, path ...any) error) error {
+	switch {
+	case p.Rate != nil && (*p.Rate <= 0 || *p.Rate > 10000):
+		return fail("must be above 0 and at most 10000", "rate")
+	case p.Timeout != nil && *p.Timeout <= 0:
+		return fail("must be above 0", "timeout")
+	case p.Connections != nil && (*p.Connections < 1 || *p.Connections > 64):
+		return fail("must be from 1 to 64", "connections")
+	case p.DataSize != nil && (*p.DataSize < 1 || *p.DataSize > 1<<20):
+		return fail("must be from 1 to 1048576", "data_size")
+	case p.KeyTTL != nil && time.Duration(*p.KeyTTL) < time.Second:
+		return fail("must be at least 1s", "key_ttl")
+	}
+	return nil
+}
+
+// Config builds the TLS client config, reading the files it names.
+func (t *TLS) Config() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ca_file %s: no PEM certificate in it", t.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return nil, fmt.Errorf("cert_file and key_file go together")
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("cert_file/key_file: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// fieldName renders a path such as targets[2].probe.rate.
+func fieldName(path []any) string {
+	var b strings.Builder
+	for _, p := range path {
+		switch v := p.(type) {
+		case int:
+			fmt.Fprintf(&b, "[%d]", v)
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(v)
+		}
+	}
+	return b.String()
+}
+
+// lineOf finds the line of the deepest node of path that exists.
+func lineOf(root *yaml.Node, path ...any) int {
+	n := root
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, p := range path {
+		var next *yaml.Node
+		switch v := p.(type) {
+		case string:
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == v {
+						line = n.Content[i].Line
+						next = n.Content[i+1]
+					}
+				}
+			}
+		case int:
+			if n.Kind == yaml.SequenceNode && v < len(n.Content) {
+				next = n.Content[v]
+				line = next.Line
+			}
+		}
+		if next == nil {
+			return line
+		}
+		n = next
+	}
+	return line
+}

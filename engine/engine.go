@@ -6,8 +6,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +18,11 @@ import (
 	"github.com/redis-prober/redis-prober/prober"
 )
 
-// Target is everything the engine needs to run one Redis target.
+// Target is everything the engine needs to run one configured Redis target.
+// A target is a single server, or a Redis Cluster (found by itself: any node
+// with cluster_enabled:1), or the primary that Sentinels name. The engine
+// expands it into nodes; each node runs its own probe, connect probe, key
+// keeper and services, and its series carry a `node` label.
 type Target struct {
 	Name            string
 	Endpoint        prober.Endpoint
@@ -26,6 +30,59 @@ type Target struct {
 	ConnectInterval time.Duration
 	SeedInterval    time.Duration
 	Objective       time.Duration
+
+	// Node is set by the engine on the per-node copy handed to services:
+	// "" for a single server, host:port for a Cluster or Sentinel node.
+	Node string
+	// ReadOnly is set on replica nodes: read commands only, no seeding.
+	ReadOnly bool
+
+	Cluster  ClusterOptions
+	Sentinel *SentinelOptions
+}
+
+// ClusterOptions tune how a Cluster target is followed.
+type ClusterOptions struct {
+	// Replicas probes replicas too (READONLY, read commands only).
+	Replicas bool
+	// Refresh is how often the topology is read again (MOVED replies
+	// trigger a refresh at once).
+	Refresh time.Duration
+}
+
+// SentinelOptions say which primary to follow and where to ask.
+type SentinelOptions struct {
+	MasterName    string
+	Sentinels     []prober.Endpoint
+	ProbeReplicas bool
+	Refresh       time.Duration
+}
+
+// identity is what decides whether a reload changed a target: everything
+// that shapes its probing, with function values and pointers reduced to
+// comparable names.
+func (t Target) identity() string {
+	cmds := make([]string, len(t.Probe.Commands))
+	for i, c := range t.Probe.Commands {
+		cmds[i] = c.Name
+	}
+	p := t.Probe
+	p.Commands, p.Offset = nil, 0
+	ep := t.Endpoint
+	ep.TLS = nil
+	var sentinel SentinelOptions
+	var sentinels []string
+	if t.Sentinel != nil {
+		sentinel = *t.Sentinel
+		for _, s := range sentinel.Sentinels {
+			s.TLS = nil
+			sentinels = append(sentinels, fmt.Sprintf("%+v", s))
+		}
+		sentinel.Sentinels = nil
+	}
+	return fmt.Sprintf("%s|%+v|%v|%+v|%v|%v|%v|%s|%v|%+v|%+v|%v",
+		t.Name, ep, cmds, p, t.ConnectInterval, t.SeedInterval, t.Objective, t.Node, t.ReadOnly,
+		t.Cluster, sentinel, sentinels)
 }
 
 // Config is the whole set of targets and process-wide samplers.
@@ -62,6 +119,7 @@ type Engine struct {
 
 type runningTarget struct {
 	cfg    Target
+	id     string
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -116,7 +174,7 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 	}
 	var stopping []*runningTarget
 	for name, rt := range e.running {
-		if t, ok := want[name]; ok && reflect.DeepEqual(t, rt.cfg) {
+		if t, ok := want[name]; ok && t.identity() == rt.id {
 			continue
 		}
 		rt.cancel()
@@ -141,57 +199,12 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 			t.Probe.Offset = time.Duration(float64(time.Second) / t.Probe.Rate * float64(i) / float64(n))
 		}
 		ctx, cancel := context.WithCancel(parent)
-		rt := &runningTarget{cfg: t, cancel: cancel, done: make(chan struct{})}
-		rt.cfg.Probe.Offset = 0 // compare configs without the stagger
+		rt := &runningTarget{cfg: t, id: t.identity(), cancel: cancel, done: make(chan struct{})}
 		e.running[t.Name] = rt
 		go func() {
 			defer close(rt.done)
-			e.runTarget(ctx, t, cfg.CleanupTimeout)
+			e.runGroup(ctx, t, cfg.CleanupTimeout)
 		}()
 	}
 }
 
-// runTarget runs the loops of one target and cleans up after them.
-func (e *Engine) runTarget(ctx context.Context, t Target, cleanupTimeout time.Duration) {
-	log := e.log.With("target", t.Name)
-	names := make([]string, len(t.Probe.Commands))
-	for i, c := range t.Probe.Commands {
-		names[i] = c.Name
-	}
-	rec := e.metrics.ForTarget(t.Name, names, t.Objective)
-	faults := prober.NewFaultLog(log)
-	control := t.Endpoint.NewClient(t.Probe.Timeout, 2)
-	defer control.Close()
-	keeper := prober.NewKeeper(control, t.Probe)
-
-	log.Info("probing target", "endpoint", t.Endpoint.String(), "rate", t.Probe.Rate,
-		"commands", names, "connections", t.Probe.Connections)
-	var wg sync.WaitGroup
-	run := func(f func()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f()
-		}()
-	}
-	run(func() { keeper.Run(ctx, t.SeedInterval) })
-	run(func() { prober.NewProbe(t.Probe, t.Endpoint, rec, faults).Run(ctx) })
-	for _, svc := range e.services {
-		run(func() { svc.RunTarget(ctx, t, control) })
-	}
-	if t.ConnectInterval > 0 {
-		run(func() {
-			prober.NewConnectProbe(t.Endpoint, t.Probe.Timeout, rec, faults).Run(ctx, t.ConnectInterval)
-		})
-	}
-	wg.Wait()
-
-	// The parent is done; cleaning up gets its own short budget.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-	defer cancel()
-	if err := keeper.Cleanup(cctx); err != nil {
-		log.Warn("could not delete probe keys; they expire by their TTL", "err", err, "ttl", t.Probe.KeyTTL)
-	} else {
-		log.Debug("probe keys deleted")
-	}
-}

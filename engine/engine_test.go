@@ -129,8 +129,15 @@ func TestEngineApplyAddsAndRemovesTargets(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "target a probed", func() bool { return okA() > 20 })
 
-	e.Apply(ctx, Config{Targets: []Target{ta, tb}, CleanupTimeout: time.Second})
 	before := okA()
+	// A reload that reparses the same target (new Command values, same
+	// settings) must not restart it: its counters keep growing from where
+	// they were.
+	ta2 := testTarget(t, a)
+	e.Apply(ctx, Config{Targets: []Target{ta2, tb}, CleanupTimeout: time.Second})
+	if after := okA(); after < before {
+		t.Fatalf("unchanged target was restarted by Apply: ok count %v -> %v", before, after)
+	}
 	waitFor(t, 5*time.Second, "target b probed and a still growing", func() bool {
 		return okA() > before+20 &&
 			testutil.ToFloat64(e.Metrics().RequestsCounter(tb.Name, "", "ping", prober.PhaseProbe, prober.ResultOK)) > 5

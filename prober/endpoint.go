@@ -20,6 +20,9 @@ type Endpoint struct {
 	Username string
 	Password string
 	DB       int
+	// ReadOnly sends READONLY on every new connection: a Cluster replica
+	// then serves reads of its primary's slots instead of redirecting.
+	ReadOnly bool
 }
 
 // String names the endpoint without credentials.
@@ -65,7 +68,7 @@ func (e Endpoint) dialFast(ctx context.Context, timeout time.Duration) (net.Conn
 // failure behind a retry), no client-name chatter, no maintenance push
 // notifications, and the given timeout for dial, read and write.
 func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Options {
-	return &redis.Options{
+	opts := &redis.Options{
 		Network:                  e.Network,
 		Addr:                     e.Addr,
 		Username:                 e.Username,
@@ -82,6 +85,12 @@ func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Opti
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}
+	if e.ReadOnly {
+		opts.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+			return cn.ReadOnly(ctx).Err()
+		}
+	}
+	return opts
 }
 
 // NewClient returns an ordinary go-redis client (netpoller sockets) for

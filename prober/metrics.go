@@ -72,6 +72,8 @@ type Metrics struct {
 	objective   *prometheus.GaugeVec
 	intrinsic   prometheus.Histogram
 	scheduleLag prometheus.Histogram
+	changes     *prometheus.CounterVec
+	changeLast  *prometheus.GaugeVec
 }
 
 // NewMetrics registers the prober's series on reg.
@@ -109,8 +111,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"redis_prober_schedule_lag_seconds",
 			"How late the prober's timer woke for a probe that was due (host jitter, excluded from Redis latency).",
 			[]float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1})),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redis_prober_changes_total",
+			Help: "Changes detected on a target: restart, version, config, role, failover, kernel, thp, sysctl.",
+		}, []string{"target", "kind"}),
+		changeLast: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_change_last_timestamp_seconds",
+			Help: "Unix time of the last change of each kind detected on a target.",
+		}, []string{"target", "kind"}),
 	}
-	reg.MustRegister(m.latency, m.requests, m.up, m.connect, m.connects, m.objective, m.intrinsic, m.scheduleLag)
+	reg.MustRegister(m.latency, m.requests, m.up, m.connect, m.connects, m.objective, m.intrinsic, m.scheduleLag,
+		m.changes, m.changeLast)
 	return m
 }
 
@@ -194,6 +205,15 @@ func (m *Metrics) Forget(target string) {
 	m.connect.DeletePartialMatch(l)
 	m.connects.DeletePartialMatch(l)
 	m.objective.DeletePartialMatch(l)
+	m.changes.DeletePartialMatch(l)
+	m.changeLast.DeletePartialMatch(l)
+}
+
+// Change counts one detected change of a target (kind: restart, version,
+// config, role, failover, kernel, thp, sysctl, ...) and stamps its time.
+func (m *Metrics) Change(target, kind string, at time.Time) {
+	m.changes.WithLabelValues(target, kind).Inc()
+	m.changeLast.WithLabelValues(target, kind).Set(float64(at.UnixNano()) / 1e9)
 }
 
 // ForgetNode drops the series of one node of a target, for a node that left

@@ -25,6 +25,9 @@ type ProbeConfig struct {
 	KeyTTL      time.Duration
 	Namespace   Namespace
 	Offset      time.Duration // delay of the first slot, to stagger targets
+	// OnError, when set, sees every failed request (off the success path),
+	// e.g. so a Cluster MOVED reply refreshes the topology at once.
+	OnError func(error)
 }
 
 // Recorder takes the probe's samples.
@@ -152,6 +155,9 @@ func (w *worker) run() {
 		p.rec.Record(ci, res, d)
 		p.rec.SetUp(answered)
 		p.faults.Observe(cfg.Commands[ci].Name, err, answered)
+		if err != nil && res != ResultOK && cfg.OnError != nil {
+			cfg.OnError(err)
+		}
 	}
 }
 

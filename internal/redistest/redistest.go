@@ -261,3 +261,5 @@ func ClientWithPassword(s *Server, password string) *redis.Client {
 	s.t.Cleanup(func() { _ = c.Close() })
 	return c
 }
+
+func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"testing"
+)
+
+func TestCRC16MatchesRedis(t *testing.T) {
+	// Values from the Redis Cluster specification and CLUSTER KEYSLOT.
+	for _, tc := range []struct {
+		in   string
+		slot int
+	}{
+		{"123456789", 0x31C3 % slotCount},
+		{"foo", 12182},
+		{"bar", 5061},
+		{"user1000", 3443},
+	} {
+		if got := slotOf(tc.in); got != tc.slot {
+			t.Errorf("slotOf(%q) = %d, want %d", tc.in, got, tc.slot)
+		}
+	}
+}
+
+func TestParseClusterNodes(t *testing.T) {
+	text := `07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004,host-a slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 4 connected
+67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 127.0.0.1:30002@31002 master - 0 1426238316232 2 connected 5461-10922
+292f8b365bb7edb5e285caf0b7e6ddc7265d2f4f 127.0.0.1:30003@31003 master - 0 1426238318243 3 connected 10923-16383
+6ec23923021cf3ffec47632106199cb7f496ce01 127.0.0.1:30005@31005 slave 67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 0 1426238316232 5 connected
+824fe116063bc5fcf9f4ffd895bc17aee7731ac3 127.0.0.1:30006@31006 slave 292f8b365bb7edb5e285caf0b7e6ddc7265d2f4f 0 1426238317741 6 connected
+e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0 0 1 connected 0-5460 [5461->-67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1]
+aaaa :0@0 master,noaddr - 0 0 0 disconnected
+`
+	nodes, err := parseClusterNodes(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 6 {
+		t.Fatalf("%d nodes, want 6 (noaddr left out)", len(nodes))
+	}
+	primaries := 0
+	for _, n := range nodes {
+		if n.primary {
+			primaries++
+			if len(n.slots) != 1 {
+				t.Errorf("%s: slots %v", n.addr, n.slots)
+			}
+		}
+	}
+	if primaries != 3 {
+		t.Errorf("%d primaries, want 3", primaries)
+	}
+	if nodes[0].addr != "127.0.0.1:30004" || nodes[0].primaryID != "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca" {
+		t.Errorf("replica parsed as %+v", nodes[0])
+	}
+	if _, err := parseClusterNodes("id 1.2.3.4:1@2 master - 0 0 1 connected 9-x\n"); err == nil {
+		t.Error("a bad slot range was accepted")
+	}
+}
+
+func TestTagForSlots(t *testing.T) {
+	ranges := [][2]int{{5461, 10922}}
+	tag, ok := tagForSlots("host-1", ranges)
+	if !ok {
+		t.Fatal("no tag found")
+	}
+	if s := slotOf(tag); s < 5461 || s > 10922 {
+		t.Errorf("tag %q hashes to slot %d, outside the node's range", tag, s)
+	}
+	if _, ok := tagForSlots("x", nil); ok {
+		t.Error("a tag for a node without slots")
+	}
+}

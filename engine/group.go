@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// nodeSpec is one server a target expands into.
+type nodeSpec struct {
+	node     string // "" for a single server
+	ep       prober.Endpoint
+	tag      string // hash tag of the probe keys on this node
+	readOnly bool
+}
+
+func (n nodeSpec) key() string { return fmt.Sprintf("%s|%s|%v", n.node, n.tag, n.readOnly) }
+
+// discoverer tells which nodes a target has right now.
+type discoverer interface {
+	discover(ctx context.Context) ([]nodeSpec, error)
+	close()
+}
+
+// Default topology refresh intervals: a single server is re-checked for
+// Cluster mode rarely; Sentinel is asked often, since a failover moves the
+// primary and the probe should follow within seconds.
+const (
+	defaultServerRefresh   = 30 * time.Second
+	defaultClusterRefresh  = 30 * time.Second
+	defaultSentinelRefresh = 2 * time.Second
+)
+
+type child struct {
+	spec   nodeSpec
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// runGroup follows the topology of one configured target and runs a node
+// loop per server, until ctx is done.
+func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Duration) {
+	log := e.log.With("target", t.Name)
+	d, interval := e.discovererFor(t, log)
+	defer d.close()
+
+	refresh := make(chan struct{}, 1)
+	onError := func(err error) {
+		// A MOVED reply means the slot map changed under us.
+		if strings.HasPrefix(err.Error(), "MOVED ") || strings.HasPrefix(err.Error(), "ASK ") {
+			select {
+			case refresh <- struct{}{}:
+			default:
+			}
+		}
+	}
+	children := map[string]*child{}
+	stop := func(c *child) {
+		c.cancel()
+		<-c.done
+		e.metrics.ForgetNode(t.Name, c.spec.node)
+	}
+	defer func() {
+		for _, c := range children {
+			c.cancel()
+		}
+		for _, c := range children {
+			<-c.done
+		}
+	}()
+
+	lastErr := ""
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		specs, err := d.discover(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return
+		case err != nil:
+			if msg := err.Error(); msg != lastErr {
+				log.Warn("topology discovery failed; keeping the nodes known so far", "err", err)
+				lastErr = msg
+			}
+			specs = nil
+			for _, c := range children {
+				specs = append(specs, c.spec)
+			}
+		default:
+			if lastErr != "" {
+				log.Info("topology discovery works again")
+				lastErr = ""
+			}
+		}
+		want := map[string]nodeSpec{}
+		for _, s := range specs {
+			want[s.key()] = s
+		}
+		for k, c := range children {
+			if _, ok := want[k]; !ok {
+				log.Info("node left the target", "node", c.spec.node)
+				stop(c)
+				delete(children, k)
+			}
+		}
+		for i, s := range specs {
+			if _, ok := children[s.key()]; ok {
+				continue
+			}
+			nt := t
+			nt.Node, nt.Endpoint, nt.ReadOnly = s.node, s.ep, s.readOnly
+			nt.Probe.Namespace.Tag = s.tag
+			if len(specs) > 1 && t.Probe.Rate > 0 {
+				nt.Probe.Offset += time.Duration(float64(time.Second) / t.Probe.Rate * float64(i) / float64(len(specs)))
+			}
+			cctx, cancel := context.WithCancel(ctx)
+			c := &child{spec: s, cancel: cancel, done: make(chan struct{})}
+			children[s.key()] = c
+			go func() {
+				defer close(c.done)
+				e.runNode(cctx, nt, cleanupTimeout, onError)
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		case <-refresh:
+			// At most one MOVED-driven refresh per second.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+func (e *Engine) discovererFor(t Target, log *slog.Logger) (discoverer, time.Duration) {
+	if t.Sentinel != nil {
+		return newSentinelDiscoverer(t, e.metrics, log), orDefault(t.Sentinel.Refresh, defaultSentinelRefresh)
+	}
+	interval := defaultServerRefresh
+	if t.Cluster.Refresh > 0 {
+		interval = t.Cluster.Refresh
+	}
+	return &serverDiscoverer{t: t, control: t.Endpoint.NewClient(t.Probe.Timeout, 1)}, interval
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// serverDiscoverer serves a target given by address: a single server, or, when
+// the server says cluster_enabled:1, every node of its Cluster.
+type serverDiscoverer struct {
+	t       Target
+	control *redis.Client
+}
+
+func (d *serverDiscoverer) close() { _ = d.control.Close() }
+
+func (d *serverDiscoverer) single() []nodeSpec {
+	return []nodeSpec{{ep: d.t.Endpoint, tag: d.t.Probe.Namespace.Tag}}
+}
+
+func (d *serverDiscoverer) discover(ctx context.Context) ([]nodeSpec, error) {
+	enabled, err := clusterEnabled(ctx, d.control)
+	if err != nil {
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			// INFO refused (ACL) or similar: the server answers, so
+			// probe it as a single server.
+			return d.single(), nil
+		}
+		return nil, fmt.Errorf("INFO cluster: %w", err)
+	}
+	if !enabled {
+		return d.single(), nil
+	}
+	text, err := d.control.ClusterNodes(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("CLUSTER NODES: %w", err)
+	}
+	nodes, err := parseClusterNodes(text)
+	if err != nil {
+		return nil, err
+	}
+	return clusterSpecs(d.t, nodes), nil
+}
+
+// clusterSpecs turns the node list into probe nodes: every healthy primary
+// with slots, probed with keys of a slot it owns; replicas (when asked for)
+// read their primary's keys over READONLY.
+func clusterSpecs(t Target, nodes []clusterNode) []nodeSpec {
+	tags := map[string]string{}
+	var specs []nodeSpec
+	for _, n := range nodes {
+		if !n.primary || n.failed {
+			continue
+		}
+		tag, ok := tagForSlots(t.Probe.Namespace.Tag, n.slots)
+		if !ok {
+			continue // a primary without slots holds no keys of ours
+		}
+		tags[n.id] = tag
+		ep := t.Endpoint
+		ep.Addr = n.addr
+		specs = append(specs, nodeSpec{node: n.addr, ep: ep, tag: tag})
+	}
+	if t.Cluster.Replicas {
+		for _, n := range nodes {
+			tag, ok := tags[n.primaryID]
+			if n.primary || n.failed || !ok {
+				continue
+			}
+			ep := t.Endpoint
+			ep.Addr, ep.ReadOnly = n.addr, true
+			specs = append(specs, nodeSpec{node: n.addr, ep: ep, tag: tag, readOnly: true})
+		}
+	}
+	return specs
+}

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// runNode runs the loops of one Redis server of a target (the server itself,
+// one Cluster node, the current Sentinel primary) and cleans up after them.
+// onError sees every failed probe, so a MOVED reply can refresh a Cluster's
+// topology at once.
+func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Duration, onError func(error)) {
+	log := e.log.With("target", t.Name)
+	if t.Node != "" {
+		log = log.With("node", t.Node)
+	}
+	cfg := t.Probe
+	if t.ReadOnly {
+		cfg.Commands = readCommands(cfg.Commands)
+	}
+	cfg.OnError = onError
+	names := make([]string, len(cfg.Commands))
+	for i, c := range cfg.Commands {
+		names[i] = c.Name
+	}
+	rec := e.metrics.ForNode(t.Name, t.Node, names, t.Objective)
+	faults := prober.NewFaultLog(log)
+	control := t.Endpoint.NewClient(cfg.Timeout, 2)
+	defer control.Close()
+	keeper := prober.NewKeeper(control, cfg)
+
+	log.Info("probing", "endpoint", t.Endpoint.String(), "rate", cfg.Rate,
+		"commands", names, "connections", cfg.Connections, "read_only", t.ReadOnly)
+	var wg sync.WaitGroup
+	run := func(f func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f()
+		}()
+	}
+	if !t.ReadOnly {
+		run(func() { keeper.Run(ctx, t.SeedInterval) })
+	}
+	run(func() { prober.NewProbe(cfg, t.Endpoint, rec, faults).Run(ctx) })
+	for _, svc := range e.services {
+		run(func() { svc.RunTarget(ctx, t, control) })
+	}
+	if t.ConnectInterval > 0 {
+		run(func() {
+			prober.NewConnectProbe(t.Endpoint, cfg.Timeout, rec, faults).Run(ctx, t.ConnectInterval)
+		})
+	}
+	wg.Wait()
+
+	if t.ReadOnly {
+		return // a replica holds only what its primary's keeper deletes
+	}
+	// The parent is done; cleaning up gets its own short budget.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := keeper.Cleanup(cctx); err != nil {
+		log.Warn("could not delete probe keys; they expire by their TTL", "err", err, "ttl", cfg.KeyTTL)
+	} else {
+		log.Debug("probe keys deleted")
+	}
+}
+
+// readCommands keeps the commands a replica serves; PING stands in when none
+// is left.
+func readCommands(cmds []prober.Command) []prober.Command {
+	var out []prober.Command
+	for _, c := range cmds {
+		if !c.Write && c.Name != "eval" {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		ping, _ := prober.ParseCommands("ping")
+		out = ping
+	}
+	return out
+}

@@ -207,4 +207,3 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 		}()
 	}
 }
-

@@ -1,0 +1,181 @@
+package collector
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+)
+
+// tunedFacts is a host and Redis on which every check passes.
+func tunedFacts() Facts {
+	return Facts{
+		Host: HostFacts{
+			THPEnabled: "madvise", THPDefrag: "madvise",
+			Sysctls: map[string]int64{
+				"vm.swappiness": 1, "vm.overcommit_memory": 1,
+				"net.core.somaxconn": 4096, "net.ipv4.tcp_max_syn_backlog": 4096,
+			},
+			MemTotalBytes: 16 << 30, SwapTotalBytes: 4 << 30, HasMeminfo: true,
+			Governors: map[string]int{"performance": 4}, NUMANodes: 1,
+		},
+		Info: Info{"total_system_memory": "17179869184", "latest_fork_usec": "9000",
+			"used_memory_rss": "1000000000", "aof_enabled": "1", "maxmemory": "8589934592"},
+		Config: map[string]string{
+			"maxmemory": "8589934592", "maxclients": "10000", "tcp-backlog": "511",
+			"latency-monitor-threshold": "10", "appendonly": "yes", "appendfsync": "everysec",
+			"no-appendfsync-on-rewrite": "yes",
+		},
+		Process:      &ProcessStats{OpenFilesLimit: 65536, HasOpenFilesLimit: true, NUMANodesAllowed: 1},
+		Intrinsic:    200 * time.Microsecond,
+		HasIntrinsic: true,
+	}
+}
+
+func resultOf(t *testing.T, f Facts, id string) Result {
+	t.Helper()
+	for _, r := range Evaluate(&f) {
+		if r.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("no check %q", id)
+	return Result{}
+}
+
+func TestChecksAllPassWhenTuned(t *testing.T) {
+	for _, r := range Evaluate(new(tunedFacts())) {
+		if r.Status != StatusPass {
+			t.Errorf("%s: %v (%s)", r.ID, r.Status, r.Value)
+		}
+	}
+}
+
+func TestChecksUnknownWithoutInputs(t *testing.T) {
+	// Nothing readable: every check is unknown, none failed.
+	for _, r := range Evaluate(&Facts{}) {
+		if r.Status != StatusUnknown {
+			t.Errorf("%s: %v (%s), want unknown", r.ID, r.Status, r.Value)
+		}
+	}
+}
+
+func TestChecksEachFailure(t *testing.T) {
+	tests := []struct {
+		id      string
+		breakIt func(f *Facts)
+		want    Status
+		value   string
+	}{
+		{"thp_enabled", func(f *Facts) { f.Host.THPEnabled = "always" }, StatusFail, "enabled = always"},
+		{"thp_enabled", func(f *Facts) { f.Host.THPEnabled = "never" }, StatusPass, "enabled = never"},
+		{"thp_defrag", func(f *Facts) { f.Host.THPDefrag = "always" }, StatusFail, "defrag = always"},
+		{"thp_defrag", func(f *Facts) { f.Host.THPDefrag = "defer+madvise" }, StatusPass, ""},
+		{"vm_swappiness", func(f *Facts) { f.Host.Sysctls["vm.swappiness"] = 10 }, StatusWarn, "vm.swappiness = 10"},
+		{"vm_swappiness", func(f *Facts) { f.Host.Sysctls["vm.swappiness"] = 60 }, StatusFail, "vm.swappiness = 60"},
+		{"vm_swappiness", func(f *Facts) { f.Host.Sysctls["vm.swappiness"] = 60; f.Host.SwapTotalBytes = 0 }, StatusPass, "no swap"},
+		{"vm_swappiness", func(f *Facts) { delete(f.Host.Sysctls, "vm.swappiness") }, StatusUnknown, ""},
+		{"vm_overcommit_memory", func(f *Facts) { f.Host.Sysctls["vm.overcommit_memory"] = 0 }, StatusFail, "= 0"},
+		{"somaxconn", func(f *Facts) { f.Host.Sysctls["net.core.somaxconn"] = 128 }, StatusFail, "128, tcp-backlog 511"},
+		{"somaxconn", func(f *Facts) { f.Config = nil }, StatusUnknown, "CONFIG refused"},
+		{"tcp_max_syn_backlog", func(f *Facts) { f.Host.Sysctls["net.ipv4.tcp_max_syn_backlog"] = 256 }, StatusFail, ""},
+		{"open_files_limit", func(f *Facts) { f.Process.OpenFilesLimit = 10031 }, StatusFail, "want >= 10032"},
+		{"open_files_limit", func(f *Facts) { f.Process.OpenFilesLimit = 10032 }, StatusPass, ""},
+		{"open_files_limit", func(f *Facts) { f.Process.OpenFilesLimit = math.MaxUint64 }, StatusPass, "unlimited"},
+		{"open_files_limit", func(f *Facts) { f.Process = nil }, StatusUnknown, "not visible"},
+		{"open_files_limit", func(f *Facts) { f.Config = nil; f.Info["maxclients"] = "100" }, StatusPass, "maxclients 100"},
+		{"maxmemory", func(f *Facts) { f.Config["maxmemory"] = "0" }, StatusFail, "set at most 11.2 GiB"},
+		{"maxmemory", func(f *Facts) { f.Config["maxmemory"] = "14000000000" }, StatusFail, "81%"},
+		{"maxmemory", func(f *Facts) { f.Config = nil }, StatusPass, "8.0 GiB of 16.0 GiB"},
+		{"redis_swapped", func(f *Facts) { f.Process.SwapBytes = 4096 }, StatusFail, "4.0 KiB"},
+		{"redis_swapped", func(f *Facts) { f.Process = nil }, StatusUnknown, ""},
+		{"fork_time", func(f *Facts) { f.Info["latest_fork_usec"] = "45000"; f.Info["used_memory_rss"] = "2000000000" }, StatusFail, "22.5 ms per GB"},
+		{"fork_time", func(f *Facts) { f.Info["latest_fork_usec"] = "900"; f.Info["used_memory_rss"] = "7000000" }, StatusPass, "0.9 ms per GB"},
+		{"fork_time", func(f *Facts) { f.Info["latest_fork_usec"] = "0" }, StatusUnknown, "no fork"},
+		{"intrinsic_latency", func(f *Facts) { f.Intrinsic = 3 * time.Millisecond }, StatusFail, "3ms"},
+		{"intrinsic_latency", func(f *Facts) { f.Intrinsic = time.Millisecond }, StatusPass, ""},
+		{"intrinsic_latency", func(f *Facts) { f.HasIntrinsic = false }, StatusUnknown, ""},
+		{"latency_monitor", func(f *Facts) { f.Config["latency-monitor-threshold"] = "0" }, StatusFail, "off"},
+		{"appendfsync", func(f *Facts) { f.Config["appendfsync"] = "always" }, StatusFail, "always"},
+		{"appendfsync", func(f *Facts) { f.Config["appendfsync"] = "always"; f.Info["aof_enabled"] = "0" }, StatusPass, "AOF off"},
+		{"aof_rewrite_fsync", func(f *Facts) { f.Config["no-appendfsync-on-rewrite"] = "no" }, StatusFail, ""},
+		{"aof_rewrite_fsync", func(f *Facts) { f.Config = nil }, StatusUnknown, "CONFIG refused"},
+		{"cpu_governor", func(f *Facts) { f.Host.Governors = map[string]int{"powersave": 2, "performance": 2} }, StatusFail, "performance on 2 CPUs, powersave on 2 CPUs"},
+		{"cpu_governor", func(f *Facts) { f.Host.Governors = nil }, StatusUnknown, "no cpufreq"},
+		{"numa_binding", func(f *Facts) { f.Host.NUMANodes = 2; f.Process.NUMANodesAllowed = 2 }, StatusFail, "2 of 2"},
+		{"numa_binding", func(f *Facts) { f.Host.NUMANodes = 2 }, StatusPass, "bound to 1 of 2"},
+		{"numa_binding", func(f *Facts) { f.Host.NUMANodes = 2; f.Process = nil }, StatusUnknown, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id+"/"+tt.want.String(), func(t *testing.T) {
+			f := tunedFacts()
+			tt.breakIt(&f)
+			r := resultOf(t, f, tt.id)
+			if r.Status != tt.want || !strings.Contains(r.Value, tt.value) {
+				t.Errorf("%s = %v %q, want %v containing %q", tt.id, r.Status, r.Value, tt.want, tt.value)
+			}
+		})
+	}
+}
+
+func TestChecksHaveWhyAndFix(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range Checks() {
+		if seen[c.ID] {
+			t.Errorf("duplicate check %s", c.ID)
+		}
+		seen[c.ID] = true
+		if c.Why == "" || c.Fix == "" || c.eval == nil {
+			t.Errorf("%s: missing why, fix or eval", c.ID)
+		}
+		switch c.Severity {
+		case SeverityCritical, SeverityWarning, SeverityInfo:
+		default:
+			t.Errorf("%s: severity %q", c.ID, c.Severity)
+		}
+	}
+}
+
+func TestCheckSeries(t *testing.T) {
+	f := tunedFacts()
+	f.Host.Sysctls["vm.swappiness"] = 5 // warn level
+	f.Config = nil                      // latency_monitor and friends unknown
+	results := Evaluate(&f)
+	d := newCheckDescs(prometheus.Labels{"target": "t"})
+	c := collectFunc{describe: d.describe, collect: func(ch chan<- prometheus.Metric) { d.emit(ch, results) }}
+	want := `
+# HELP redis_prober_check_passed 1 when a tuning check passes at the given severity, 0 when it fails; absent while its input cannot be read (see redis_prober_check_unknown).
+# TYPE redis_prober_check_passed gauge
+redis_prober_check_passed{check="vm_swappiness",severity="critical",target="t"} 1
+redis_prober_check_passed{check="vm_swappiness",severity="warning",target="t"} 0
+# HELP redis_prober_check_unknown 1 when a tuning check cannot be evaluated because an input is not readable here (ACL, PID namespace, no /sys); never a failure.
+# TYPE redis_prober_check_unknown gauge
+redis_prober_check_unknown{check="latency_monitor",target="t"} 1
+redis_prober_check_unknown{check="vm_swappiness",target="t"} 0
+`
+	got, err := testutil.CollectAndFormat(c, expfmt.TypeTextPlain, "redis_prober_check_passed", "redis_prober_check_unknown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(want), "\n") {
+		if !strings.Contains(string(got), line) {
+			t.Errorf("missing %q in\n%s", line, got)
+		}
+	}
+	if strings.Contains(string(got), `check="latency_monitor",severity`) {
+		t.Errorf("unknown check has a passed series:\n%s", got)
+	}
+}
+
+// collectFunc adapts functions to prometheus.Collector for tests.
+type collectFunc struct {
+	describe func(chan<- *prometheus.Desc)
+	collect  func(chan<- prometheus.Metric)
+}
+
+func (c collectFunc) Describe(ch chan<- *prometheus.Desc) { c.describe(ch) }
+func (c collectFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }

@@ -1,0 +1,131 @@
+// Package collector explains the latency tail: it reads what Redis (INFO,
+// LATENCY, CONFIG), the host kernel (/proc, /sys) and the redis-server
+// process say about the usual causes (fork, fragmentation, swap, transparent
+// huge pages, memory pressure, kernel tuning) and exports it as Prometheus
+// metrics and as tuning checks.
+//
+// Host collectors read their files at scrape time, as node_exporter does.
+// Redis-side collectors work from a per-target cache that Target.Refresh
+// fills on an interval, so a scrape never calls Redis and a slow Redis never
+// blocks a scrape.
+package collector
+
+import (
+	"errors"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ErrNoData means "not available here": no PSI in this kernel, no cpufreq in
+// this VM, CONFIG refused by an ACL, a Redis process in another PID
+// namespace. It is logged once at debug level and reported as
+// redis_prober_collector_success 0, never as an alarm.
+var ErrNoData = errors.New("no data available here")
+
+// Kind tells where a collector's data comes from.
+type Kind int
+
+const (
+	// KindHost collectors read the host's /proc and /sys, once per process.
+	KindHost Kind = iota
+	// KindTarget collectors read one Redis target (and its process).
+	KindTarget
+)
+
+// Definition is one entry of the collector list.
+type Definition struct {
+	Name string
+	Help string
+	Kind Kind
+	// newHost builds a host collector; nil for target collectors, which
+	// Target runs from its cache.
+	newHost func(Paths) source
+}
+
+// All is the one explicit list of collectors. Flags (--collector.<name>)
+// and docs are generated from it; nothing registers itself.
+func All() []Definition {
+	return []Definition{
+		{Name: "info", Kind: KindTarget, Help: "Redis INFO: fork time and count, fragmentation, memory, persistence."},
+		{Name: "latency", Kind: KindTarget, Help: "Redis LATENCY LATEST events and the server-side LATENCY HISTOGRAM of the probed commands (Redis 7+)."},
+		{Name: "process", Kind: KindTarget, Help: "The redis-server process from /proc when visible: swap, RSS, huge pages, open-files limit, context switches, NUMA binding."},
+		{Name: "checks", Kind: KindTarget, Help: "Tuning checks (redis_prober_check_passed) over host, Redis and process facts."},
+		{Name: "thp", Kind: KindHost, Help: "Transparent huge pages enabled and defrag modes from /sys.", newHost: newTHPCollector},
+		{Name: "vmstat", Kind: KindHost, Help: "Swap-in/out, THP and compaction-stall counters from /proc/vmstat.", newHost: newVMStatCollector},
+		{Name: "meminfo", Kind: KindHost, Help: "Host RAM and swap size from /proc/meminfo.", newHost: newMeminfoCollector},
+		{Name: "pressure", Kind: KindHost, Help: "Memory pressure stall time (PSI) from /proc/pressure/memory.", newHost: newPressureCollector},
+		{Name: "sysctl", Kind: KindHost, Help: "Kernel settings that matter to Redis (vm.swappiness, vm.overcommit_memory, net.core.somaxconn, ...).", newHost: newSysctlCollector},
+		{Name: "cpu", Kind: KindHost, Help: "CPU frequency governors and NUMA node count from /sys.", newHost: newCPUCollector},
+	}
+}
+
+// Enabled is the set of collector names that run.
+type Enabled map[string]bool
+
+// AllEnabled enables every collector of the list.
+func AllEnabled() Enabled {
+	e := Enabled{}
+	for _, d := range All() {
+		e[d.Name] = true
+	}
+	return e
+}
+
+// Paths are the roots of the proc and sys file systems, so a container can
+// read the host's (mounted at /host/proc, say) and tests can read fixtures.
+type Paths struct {
+	ProcFS string
+	SysFS  string
+}
+
+// DefaultPaths are the host's own /proc and /sys.
+func DefaultPaths() Paths { return Paths{ProcFS: "/proc", SysFS: "/sys"} }
+
+func (p Paths) proc(elem ...string) string {
+	return filepath.Join(append([]string{p.ProcFS}, elem...)...)
+}
+
+func (p Paths) sys(elem ...string) string {
+	return filepath.Join(append([]string{p.SysFS}, elem...)...)
+}
+
+// source is one collector's core: it describes its series once and emits
+// them; the caller times it and reports success.
+type source interface {
+	describe(ch chan<- *prometheus.Desc)
+	update(ch chan<- prometheus.Metric) error
+}
+
+// healthDescs are node_exporter's per-collector health series.
+type healthDescs struct {
+	success, duration *prometheus.Desc
+}
+
+// newHealthDescs declares the health series with the const labels target
+// and node (both "" for host collectors, so both kinds share one label set;
+// Prometheus stores an empty label as no label).
+func newHealthDescs(cl prometheus.Labels) healthDescs {
+	return healthDescs{
+		success: prometheus.NewDesc("redis_prober_collector_success",
+			"1 when the collector's last read succeeded (for Redis-side collectors: the last refresh), 0 when it failed or had no data here.",
+			[]string{"collector"}, cl),
+		duration: prometheus.NewDesc("redis_prober_collector_duration_seconds",
+			"How long the collector's last read took (for Redis-side collectors: the last refresh).",
+			[]string{"collector"}, cl),
+	}
+}
+
+func (h healthDescs) describe(ch chan<- *prometheus.Desc) {
+	ch <- h.success
+	ch <- h.duration
+}
+
+func (h healthDescs) emit(ch chan<- prometheus.Metric, name string, err error, seconds float64) {
+	ok := 1.0
+	if err != nil {
+		ok = 0
+	}
+	ch <- prometheus.MustNewConstMetric(h.success, prometheus.GaugeValue, ok, name)
+	ch <- prometheus.MustNewConstMetric(h.duration, prometheus.GaugeValue, seconds, name)
+}

@@ -1,0 +1,196 @@
+package collector
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// LatencyEvent is one line of LATENCY LATEST: the latest and the all-time
+// worst spike of an event class (command, fast-command, fork, aof-fsync-always,
+// expire-cycle, eviction-cycle, ...), recorded only when it exceeded
+// latency-monitor-threshold.
+type LatencyEvent struct {
+	Event        string
+	Timestamp    int64 // unix seconds of the latest spike
+	LatestMillis int64
+	MaxMillis    int64
+}
+
+// parseLatencyLatest parses the LATENCY LATEST reply as go-redis returns it
+// (RESP2: an array of [event, timestamp, latest ms, max ms, ...]).
+func parseLatencyLatest(reply any) ([]LatencyEvent, error) {
+	rows, ok := reply.([]any)
+	if !ok {
+		return nil, fmt.Errorf("latency latest: reply is %T, not an array", reply)
+	}
+	out := make([]LatencyEvent, 0, len(rows))
+	for _, r := range rows {
+		f, ok := r.([]any)
+		if !ok || len(f) < 4 {
+			return nil, fmt.Errorf("latency latest: malformed entry %v", r)
+		}
+		name, ok := f[0].(string)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("latency latest: event name is %T", f[0])
+		}
+		var nums [3]int64
+		for i := range nums {
+			if nums[i], ok = f[i+1].(int64); !ok {
+				return nil, fmt.Errorf("latency latest: %s field %d is %T", name, i+1, f[i+1])
+			}
+		}
+		out = append(out, LatencyEvent{Event: name, Timestamp: nums[0], LatestMillis: nums[1], MaxMillis: nums[2]})
+	}
+	return out, nil
+}
+
+// CommandHistogram is the server-side latency of one command from LATENCY
+// HISTOGRAM: cumulative counts at power-of-two microsecond bounds (the
+// server prints each bound as its histogram's highest equivalent value,
+// so 32 may read 33).
+type CommandHistogram struct {
+	Command string
+	Calls   uint64
+	Bounds  []uint64 // upper bounds in µs, ascending
+	Cumul   []uint64 // cumulative counts at Bounds
+	// SumSeconds is the exact total time from INFO commandstats when
+	// known; otherwise the bucket midpoints estimate it.
+	SumSeconds float64
+	SumExact   bool
+}
+
+// parseLatencyHistogram parses the LATENCY HISTOGRAM reply (RESP2):
+// [name, [calls, n, histogram_usec, [bound, cumulative, ...]], ...].
+func parseLatencyHistogram(reply any) ([]CommandHistogram, error) {
+	top, ok := reply.([]any)
+	if !ok || len(top)%2 != 0 {
+		return nil, fmt.Errorf("latency histogram: reply is not a map")
+	}
+	var out []CommandHistogram
+	for i := 0; i < len(top); i += 2 {
+		name, ok := top[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("latency histogram: command name is %T", top[i])
+		}
+		body, ok := top[i+1].([]any)
+		if !ok || len(body)%2 != 0 {
+			return nil, fmt.Errorf("latency histogram: %s: body is not a map", name)
+		}
+		h := CommandHistogram{Command: name}
+		for j := 0; j < len(body); j += 2 {
+			key, _ := body[j].(string)
+			switch key {
+			case "calls":
+				n, ok := body[j+1].(int64)
+				if !ok || n < 0 {
+					return nil, fmt.Errorf("latency histogram: %s calls is %v", name, body[j+1])
+				}
+				h.Calls = uint64(n)
+			case "histogram_usec":
+				pairs, ok := body[j+1].([]any)
+				if !ok || len(pairs)%2 != 0 {
+					return nil, fmt.Errorf("latency histogram: %s buckets are not a map", name)
+				}
+				for k := 0; k < len(pairs); k += 2 {
+					b, ok1 := pairs[k].(int64)
+					c, ok2 := pairs[k+1].(int64)
+					if !ok1 || !ok2 || b <= 0 || c < 0 {
+						return nil, fmt.Errorf("latency histogram: %s bucket %v=%v", name, pairs[k], pairs[k+1])
+					}
+					if n := len(h.Bounds); n > 0 && (uint64(b) <= h.Bounds[n-1] || uint64(c) < h.Cumul[n-1]) {
+						return nil, fmt.Errorf("latency histogram: %s buckets out of order", name)
+					}
+					h.Bounds = append(h.Bounds, uint64(b))
+					h.Cumul = append(h.Cumul, uint64(c))
+				}
+			}
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// commandStat is one cmdstat_<name> line of INFO commandstats.
+type commandStat struct {
+	calls, usec uint64
+}
+
+// parseCommandStats reads the calls and usec of each command from an INFO
+// commandstats reply, keyed by lower-case command name.
+func parseCommandStats(info Info) map[string]commandStat {
+	out := map[string]commandStat{}
+	for k, v := range info {
+		name, ok := strings.CutPrefix(k, "cmdstat_")
+		if !ok {
+			continue
+		}
+		var st commandStat
+		var okCalls, okUsec bool
+		for kv := range strings.SplitSeq(v, ",") {
+			f, val, _ := strings.Cut(kv, "=")
+			n, err := strconv.ParseUint(val, 10, 64)
+			if err != nil {
+				continue
+			}
+			switch f {
+			case "calls":
+				st.calls, okCalls = n, true
+			case "usec":
+				st.usec, okUsec = n, true
+			}
+		}
+		if okCalls && okUsec {
+			out[strings.ToLower(name)] = st
+		}
+	}
+	return out
+}
+
+// latencyDescs are the series of the latency collector.
+type latencyDescs struct {
+	last, max, ts, hist *prometheus.Desc
+}
+
+func newLatencyDescs(cl prometheus.Labels) latencyDescs {
+	return latencyDescs{
+		last: prometheus.NewDesc("redis_prober_server_latency_event_seconds",
+			"Latest latency spike the server recorded per event class (LATENCY LATEST; needs latency-monitor-threshold).",
+			[]string{"event"}, cl),
+		max: prometheus.NewDesc("redis_prober_server_latency_event_max_seconds",
+			"Worst latency spike the server recorded per event class since the monitor was reset (LATENCY LATEST).",
+			[]string{"event"}, cl),
+		ts: prometheus.NewDesc("redis_prober_server_latency_event_timestamp_seconds",
+			"Unix time of the latest latency spike per event class (LATENCY LATEST).",
+			[]string{"event"}, cl),
+		hist: prometheus.NewDesc("redis_prober_server_latency_seconds",
+			"Time the server spent executing each probed command (LATENCY HISTOGRAM, Redis 7+): what Redis spent, beside what clients feel. Classic buckets at powers of two microseconds; native schema 0.",
+			[]string{"command"}, cl),
+	}
+}
+
+func (d latencyDescs) describe(ch chan<- *prometheus.Desc) {
+	ch <- d.last
+	ch <- d.max
+	ch <- d.ts
+	ch <- d.hist
+}
+
+func (d latencyDescs) emit(ch chan<- prometheus.Metric, events []LatencyEvent, hists []CommandHistogram) {
+	for _, e := range events {
+		ch <- prometheus.MustNewConstMetric(d.last, prometheus.GaugeValue, float64(e.LatestMillis)/1e3, e.Event)
+		ch <- prometheus.MustNewConstMetric(d.max, prometheus.GaugeValue, float64(e.MaxMillis)/1e3, e.Event)
+		ch <- prometheus.MustNewConstMetric(d.ts, prometheus.GaugeValue, float64(e.Timestamp), e.Event)
+	}
+	for _, h := range hists {
+		ch <- newServerHistogram(d.hist, h, h.Command)
+	}
+}
+
+// log2Round is the power of two nearest to a server bucket bound (33 -> 5).
+func log2Round(v uint64) int {
+	return int(math.Round(math.Log2(float64(v))))
+}

@@ -1,0 +1,287 @@
+package collector
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ProcessStats is what /proc says about the redis-server process.
+type ProcessStats struct {
+	PID                 int
+	RSSBytes            uint64
+	SwapBytes           uint64
+	AnonHugePagesBytes  uint64
+	HasAnonHugePages    bool // smaps_rollup needs ptrace-read access
+	VoluntarySwitches   uint64
+	InvoluntarySwitches uint64
+	OpenFilesLimit      uint64 // soft limit; 0 when unlimited or unknown
+	HasOpenFilesLimit   bool
+	CPUsAllowed         int // 0 when unknown
+	NUMANodesAllowed    int // 0 when unknown
+}
+
+// processStatus holds the fields of /proc/<pid>/status we use.
+type processStatus struct {
+	name                   string
+	rss, swap              uint64
+	voluntary, involuntary uint64
+	cpusAllowed, memsAllow string
+}
+
+// parseProcessStatus parses /proc/<pid>/status.
+func parseProcessStatus(b []byte) (processStatus, error) {
+	var st processStatus
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		var err error
+		switch k {
+		case "Name":
+			st.name = v
+		case "VmRSS":
+			st.rss, err = parseKB(v)
+		case "VmSwap":
+			st.swap, err = parseKB(v)
+		case "voluntary_ctxt_switches":
+			st.voluntary, err = strconv.ParseUint(v, 10, 64)
+		case "nonvoluntary_ctxt_switches":
+			st.involuntary, err = strconv.ParseUint(v, 10, 64)
+		case "Cpus_allowed_list":
+			st.cpusAllowed = v
+		case "Mems_allowed_list":
+			st.memsAllow = v
+		}
+		if err != nil {
+			return processStatus{}, fmt.Errorf("status %s: %w", k, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return processStatus{}, fmt.Errorf("status: %w", err)
+	}
+	if st.name == "" {
+		return processStatus{}, errors.New("status: no Name line")
+	}
+	return st, nil
+}
+
+// parseKB parses "1234 kB" into bytes.
+func parseKB(v string) (uint64, error) {
+	f := strings.Fields(v)
+	if len(f) == 0 {
+		return 0, errors.New("empty value")
+	}
+	n, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	if len(f) > 1 && f[1] == "kB" {
+		n *= 1024
+	}
+	return n, nil
+}
+
+// parseSmapsRollup returns AnonHugePages of /proc/<pid>/smaps_rollup.
+func parseSmapsRollup(b []byte) (anonHuge uint64, err error) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && k == "AnonHugePages" {
+			return parseKB(strings.TrimSpace(v))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("smaps_rollup: %w", err)
+	}
+	return 0, errors.New("smaps_rollup: no AnonHugePages line")
+}
+
+// parseOpenFilesLimit returns the soft "Max open files" of /proc/<pid>/limits;
+// ok is false when it is unlimited.
+func parseOpenFilesLimit(b []byte) (limit uint64, ok bool, err error) {
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		rest, found := strings.CutPrefix(line, "Max open files")
+		if !found {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) < 2 {
+			return 0, false, fmt.Errorf("limits: malformed line %q", line)
+		}
+		if f[0] == "unlimited" {
+			return 0, false, nil
+		}
+		n, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("limits: max open files: %w", err)
+		}
+		return n, true, nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, false, fmt.Errorf("limits: %w", err)
+	}
+	return 0, false, errors.New("limits: no Max open files line")
+}
+
+// parseListCount counts the members of a kernel list such as "0-3,8,10-11".
+func parseListCount(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, errors.New("empty list")
+	}
+	n := 0
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return 0, fmt.Errorf("bad list member %q", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0, fmt.Errorf("bad list range %q", part)
+			}
+		}
+		n += b - a + 1
+	}
+	return n, nil
+}
+
+// isRedisProcess tells the process names accepted as the Redis server.
+func isRedisProcess(name string) bool { return name == "redis-server" || name == "valkey-server" }
+
+// ReadProcess reads the Redis process pid from /proc, after checking that it
+// is really the server we talk to: its name is redis-server (or
+// valkey-server), and when its title shows a listening port, that port is
+// tcpPort. A PID from another namespace, or a process we may not read, is
+// ErrNoData.
+func ReadProcess(paths Paths, pid int, tcpPort int) (*ProcessStats, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("no process_id in INFO: %w", ErrNoData)
+	}
+	dir := paths.proc(strconv.Itoa(pid))
+	b, err := readFile(filepath.Join(dir, "status"))
+	if err != nil {
+		return nil, err
+	}
+	st, err := parseProcessStatus(b)
+	if err != nil {
+		return nil, err
+	}
+	if !isRedisProcess(st.name) {
+		return nil, fmt.Errorf("pid %d is %q, not redis-server (Redis runs in another PID namespace): %w", pid, st.name, ErrNoData)
+	}
+	if cmd, err := readFile(filepath.Join(dir, "cmdline")); err == nil && tcpPort > 0 {
+		if port, ok := titlePort(cmd); ok && port != tcpPort {
+			return nil, fmt.Errorf("pid %d listens on port %d, not %d (another Redis): %w", pid, port, tcpPort, ErrNoData)
+		}
+	}
+	ps := &ProcessStats{
+		PID:                 pid,
+		RSSBytes:            st.rss,
+		SwapBytes:           st.swap,
+		VoluntarySwitches:   st.voluntary,
+		InvoluntarySwitches: st.involuntary,
+	}
+	if n, err := parseListCount(st.cpusAllowed); err == nil {
+		ps.CPUsAllowed = n
+	}
+	if n, err := parseListCount(st.memsAllow); err == nil {
+		ps.NUMANodesAllowed = n
+	}
+	if b, err := readFile(filepath.Join(dir, "smaps_rollup")); err == nil {
+		if v, err := parseSmapsRollup(b); err == nil {
+			ps.AnonHugePagesBytes, ps.HasAnonHugePages = v, true
+		}
+	}
+	if b, err := readFile(filepath.Join(dir, "limits")); err == nil {
+		if v, ok, err := parseOpenFilesLimit(b); err == nil {
+			ps.OpenFilesLimit, ps.HasOpenFilesLimit = v, ok
+		}
+	}
+	return ps, nil
+}
+
+// titlePort finds the port in a redis-server process title such as
+// "redis-server 127.0.0.1:6379" or "redis-server *:6379 [cluster]".
+func titlePort(cmdline []byte) (int, bool) {
+	title := strings.ReplaceAll(string(cmdline), "\x00", " ")
+	for _, w := range strings.Fields(title) {
+		i := strings.LastIndexByte(w, ':')
+		if i < 0 {
+			continue
+		}
+		if p, err := strconv.Atoi(w[i+1:]); err == nil && p > 0 && p < 65536 {
+			return p, true
+		}
+	}
+	return 0, false
+}
+
+// processDescs are the series of the process collector.
+type processDescs struct {
+	swap, rss, anonHuge, openFiles, switches, cpus, nodes *prometheus.Desc
+}
+
+func newProcessDescs(cl prometheus.Labels) processDescs {
+	return processDescs{
+		swap: prometheus.NewDesc("redis_prober_process_swap_bytes",
+			"Memory of the redis-server process that sits in swap (/proc/<pid>/status VmSwap); any is a latency hazard.", nil, cl),
+		rss: prometheus.NewDesc("redis_prober_process_rss_bytes",
+			"Resident memory of the redis-server process (/proc/<pid>/status VmRSS).", nil, cl),
+		anonHuge: prometheus.NewDesc("redis_prober_process_anon_hugepages_bytes",
+			"Memory of the redis-server process backed by transparent huge pages (/proc/<pid>/smaps_rollup AnonHugePages).", nil, cl),
+		openFiles: prometheus.NewDesc("redis_prober_process_open_files_limit",
+			"Soft open-files limit of the redis-server process (/proc/<pid>/limits).", nil, cl),
+		switches: prometheus.NewDesc("redis_prober_process_context_switches_total",
+			"Context switches of the redis-server main thread, by kind (voluntary, involuntary: preempted by another task).",
+			[]string{"kind"}, cl),
+		cpus: prometheus.NewDesc("redis_prober_process_cpus_allowed",
+			"CPUs the redis-server process may run on (/proc/<pid>/status Cpus_allowed_list).", nil, cl),
+		nodes: prometheus.NewDesc("redis_prober_process_numa_nodes_allowed",
+			"NUMA nodes the redis-server process may allocate from (/proc/<pid>/status Mems_allowed_list).", nil, cl),
+	}
+}
+
+func (d processDescs) describe(ch chan<- *prometheus.Desc) {
+	for _, x := range []*prometheus.Desc{d.swap, d.rss, d.anonHuge, d.openFiles, d.switches, d.cpus, d.nodes} {
+		ch <- x
+	}
+}
+
+func (d processDescs) emit(ch chan<- prometheus.Metric, ps *ProcessStats) {
+	if ps == nil {
+		return
+	}
+	gauge := func(desc *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v)
+	}
+	gauge(d.swap, float64(ps.SwapBytes))
+	gauge(d.rss, float64(ps.RSSBytes))
+	if ps.HasAnonHugePages {
+		gauge(d.anonHuge, float64(ps.AnonHugePagesBytes))
+	}
+	if ps.HasOpenFilesLimit {
+		gauge(d.openFiles, float64(ps.OpenFilesLimit))
+	}
+	ch <- prometheus.MustNewConstMetric(d.switches, prometheus.CounterValue, float64(ps.VoluntarySwitches), "voluntary")
+	ch <- prometheus.MustNewConstMetric(d.switches, prometheus.CounterValue, float64(ps.InvoluntarySwitches), "involuntary")
+	if ps.CPUsAllowed > 0 {
+		gauge(d.cpus, float64(ps.CPUsAllowed))
+	}
+	if ps.NUMANodesAllowed > 0 {
+		gauge(d.nodes, float64(ps.NUMANodesAllowed))
+	}
+}

@@ -1,0 +1,272 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/redistest"
+)
+
+func forkCount(t *testing.T, tgt *Target) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := tgt.fork.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
+// waitInfo polls INFO until cond holds, bounded in time.
+func waitInfo(t *testing.T, c *redis.Client, cond func(Info) bool) Info {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		s, err := c.Info(t.Context()).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := ParseInfo(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(info) {
+			return info
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("INFO condition not met within 15s")
+	return nil
+}
+
+func TestBGSAVEIncrementsForkHistogramByOne(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	tgt := NewTarget(TargetConfig{Name: "t", Paths: DefaultPaths(), Commands: []string{"ping"}}, c)
+	tgt.Refresh(t.Context())
+	if err := tgt.Snapshot().Errors["info"]; err != nil {
+		t.Fatal(err)
+	}
+	before := forkCount(t, tgt)
+	if err := c.Set(t.Context(), "redis-prober:test:k", "v", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.BgSave(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	info := waitInfo(t, c, func(i Info) bool {
+		n, _ := i.Int("total_forks")
+		return i["rdb_bgsave_in_progress"] == "0" && n >= 1
+	})
+	tgt.Refresh(t.Context())
+	if got := forkCount(t, tgt) - before; got != 1 {
+		t.Errorf("fork histogram grew by %d, want 1", got)
+	}
+	usec, _ := info.Float("latest_fork_usec")
+	gauge := testutil.ToFloat64(gaugeOnly{tgt, "redis_prober_fork_last_seconds"})
+	if gauge != usec/1e6 || usec <= 0 {
+		t.Errorf("redis_prober_fork_last_seconds = %v, INFO latest_fork_usec = %v", gauge, usec)
+	}
+	// Another refresh without a fork adds nothing.
+	tgt.Refresh(t.Context())
+	if got := forkCount(t, tgt) - before; got != 1 {
+		t.Errorf("after a quiet refresh the fork histogram grew by %d, want 1", got)
+	}
+	var m dto.Metric
+	_ = tgt.fork.Write(&m)
+	if m.GetHistogram().GetSampleSum() != usec/1e6 {
+		t.Errorf("fork histogram sum %v, want %v", m.GetHistogram().GetSampleSum(), usec/1e6)
+	}
+}
+
+// gaugeOnly narrows a collector to one metric family for ToFloat64.
+type gaugeOnly struct {
+	c    prometheus.Collector
+	name string
+}
+
+func (g gaugeOnly) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(g, ch) }
+func (g gaugeOnly) Collect(ch chan<- prometheus.Metric) {
+	all := make(chan prometheus.Metric)
+	go func() {
+		g.c.Collect(all)
+		close(all)
+	}()
+	for m := range all {
+		if strings.Contains(m.Desc().String(), `fqName: "`+g.name+`"`) {
+			ch <- m
+		}
+	}
+}
+
+func TestACLWithoutConfigGivesUnknownChecks(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := srv.Client()
+	if err := admin.Do(t.Context(), "acl", "setuser", "probe", "on", ">probe-secret", "~*", "&*", "+@all", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "probe", Password: "probe-secret", Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	if err := c.ConfigGet(t.Context(), "maxmemory").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+		t.Fatalf("CONFIG GET as probe: %v, want NOPERM", err)
+	}
+	tgt := NewTarget(TargetConfig{Name: "acl", Paths: DefaultPaths(), Commands: []string{"ping"}}, c)
+	tgt.Refresh(t.Context())
+	s := tgt.Snapshot()
+	if err := s.Errors["checks"]; !errors.Is(err, ErrNoData) {
+		t.Errorf("checks error %v, want ErrNoData", err)
+	}
+	if err := s.Errors["info"]; err != nil {
+		t.Errorf("info: %v", err)
+	}
+	// (appendfsync and aof_rewrite_fsync pass on INFO alone: AOF is off.)
+	needsConfig := map[string]bool{"somaxconn": true, "tcp_max_syn_backlog": true, "latency_monitor": true}
+	for _, r := range s.Checks {
+		if needsConfig[r.ID] && r.Status != StatusUnknown {
+			t.Errorf("%s: %v (%s), want unknown", r.ID, r.Status, r.Value)
+		}
+	}
+	out, err := testutil.CollectAndFormat(tgt, expfmt.TypeTextPlain, "redis_prober_check_passed", "redis_prober_check_unknown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := range needsConfig {
+		if !bytes.Contains(out, []byte(`redis_prober_check_unknown{check="`+id+`",node="",target="acl"} 1`)) {
+			t.Errorf("%s not reported unknown:\n%s", id, out)
+		}
+		if bytes.Contains(out, []byte(`check_passed{check="`+id+`"`)) {
+			t.Errorf("%s reported as passed/failed without its input", id)
+		}
+	}
+	if bytes.Contains(out, []byte("probe-secret")) {
+		t.Error("the password leaked into the metrics")
+	}
+}
+
+func TestRealRedisSeries(t *testing.T) {
+	srv := redistest.Start(t, "latency-monitor-threshold 1")
+	c := srv.Client()
+	for range 50 {
+		if err := c.Ping(t.Context()).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tgt := NewTarget(TargetConfig{Name: srv.Addr(), Paths: DefaultPaths(), Commands: []string{"ping", "get"},
+		Intrinsic: func() (time.Duration, bool) { return 100 * time.Microsecond, true }}, c)
+	tgt.Refresh(t.Context())
+	s := tgt.Snapshot()
+	for name, err := range s.Errors {
+		if err != nil && name != "checks" { // checks may lack host files in a sandbox
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// The server runs here, so its process must be found and be it.
+	if s.Process == nil || s.Process.PID != srv.PID() {
+		t.Errorf("process: %+v, want pid %d", s.Process, srv.PID())
+	}
+	major, _, _ := s.Info.Version()
+	if major >= 7 {
+		var ping *CommandHistogram
+		for i := range s.Histograms {
+			if s.Histograms[i].Command == "ping" {
+				ping = &s.Histograms[i]
+			}
+		}
+		if ping == nil || ping.Calls < 50 || !ping.SumExact {
+			t.Errorf("LATENCY HISTOGRAM ping: %+v", ping)
+		}
+	}
+	// The gauges equal INFO of the same refresh.
+	used, _ := s.Info.Float("used_memory")
+	if got := testutil.ToFloat64(gaugeOnly{tgt, "redis_prober_memory_used_bytes"}); got != used {
+		t.Errorf("used bytes %v, INFO %v", got, used)
+	}
+	lintProblems(t, tgt)
+	promtoolCheck(t, tgt, NewHost(DefaultPaths(), AllEnabled(), nil), NewHost(hostPaths("untuned"), AllEnabled(), nil))
+}
+
+// promtoolCheck pipes the text exposition through `promtool check metrics`.
+// promtool is required under CI=true and optional elsewhere.
+func promtoolCheck(t *testing.T, cs ...prometheus.Collector) {
+	t.Helper()
+	bin, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool not on PATH; CI must install it")
+		}
+		t.Log("SKIPPING promtool check: promtool not on PATH")
+		return
+	}
+	var text bytes.Buffer
+	for i, c := range cs {
+		reg := prometheus.NewPedanticRegistry()
+		if err := reg.Register(c); err != nil {
+			t.Fatal(err)
+		}
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatalf("collector %d: %v", i, err)
+		}
+		var one bytes.Buffer
+		enc := expfmt.NewEncoder(&one, expfmt.NewFormat(expfmt.TypeTextPlain))
+		for _, mf := range mfs {
+			if err := enc.Encode(mf); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		cmd := exec.CommandContext(ctx, bin, "check", "metrics")
+		cmd.Stdin = &one
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil || len(bytes.TrimSpace(out)) > 0 {
+			t.Errorf("promtool check metrics (collector %d): %v\n%s", i, err, out)
+		}
+		text.Write(one.Bytes())
+	}
+}
+
+func TestRefreshWhenRedisIsDown(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client()
+	tgt := NewTarget(TargetConfig{Name: "down", Paths: hostPaths("tuned"), Commands: []string{"ping"}}, c)
+	tgt.Refresh(t.Context())
+	srv.Kill()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	tgt.Refresh(ctx)
+	s := tgt.Snapshot()
+	for _, name := range []string{"info", "latency", "process", "checks"} {
+		if s.Errors[name] == nil {
+			t.Errorf("%s: no error with Redis down", name)
+		}
+	}
+	if s.Info != nil {
+		t.Error("stale INFO kept after a failed refresh")
+	}
+	// Host checks still work; Redis ones are unknown, not failed (on a
+	// single-node host NUMA binding passes whatever Redis does).
+	for _, r := range s.Checks {
+		if r.Scope == ScopeRedis && r.Status != StatusUnknown && r.ID != "numa_binding" {
+			t.Errorf("%s: %v with Redis down, want unknown", r.ID, r.Status)
+		}
+	}
+	out, err := testutil.CollectAndFormat(tgt, expfmt.TypeTextPlain, "redis_prober_collector_success", "redis_prober_memory_used_bytes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(out, []byte(`redis_prober_collector_success{collector="info",node="",target="down"} 0`)) || bytes.Contains(out, []byte("memory_used_bytes{")) {
+		t.Errorf("series with Redis down:\n%s", out)
+	}
+}

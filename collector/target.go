@@ -1,0 +1,360 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+)
+
+// Doer is the narrow slice of go-redis the Redis-side collectors use;
+// *redis.Client is one.
+type Doer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// TargetConfig describes one Redis target's collectors.
+type TargetConfig struct {
+	Name     string   // the target label
+	Node     string   // the node label: host:port in a Cluster or Sentinel target, "" for a single server
+	Commands []string // probed commands (lower case), for LATENCY HISTOGRAM
+	Paths    Paths
+	Enabled  Enabled
+	// Intrinsic returns the host's recent worst scheduling jitter; nil or
+	// ok=false leaves the intrinsic_latency check unknown.
+	Intrinsic func() (d time.Duration, ok bool)
+	Log       *slog.Logger
+}
+
+// Snapshot is what one refresh learned about a target.
+type Snapshot struct {
+	Time       time.Time
+	Info       Info
+	Config     map[string]string
+	Events     []LatencyEvent
+	Histograms []CommandHistogram
+	Process    *ProcessStats
+	Host       HostFacts
+	Checks     []Result
+	// Errors per collector name: nil when it succeeded. Collectors not
+	// run are absent.
+	Errors    map[string]error
+	Durations map[string]time.Duration
+}
+
+// Target holds the cached Redis-side state of one target and exports it.
+// Refresh is the only place that talks to Redis; Collect reads the cache.
+type Target struct {
+	cfg    TargetConfig
+	client Doer
+	faults *faultLog
+
+	health healthDescs
+	info   infoDescs
+	lat    latencyDescs
+	proc   processDescs
+	checks checkDescs
+	fork   prometheus.Histogram
+
+	refreshMu sync.Mutex // one refresh at a time; guards forks
+	forks     forkTracker
+
+	mu   sync.RWMutex
+	snap Snapshot
+}
+
+var _ prometheus.Collector = (*Target)(nil)
+
+// ForkBuckets are the classic buckets of redis_prober_fork_seconds: from a
+// small instance on bare metal (100 µs) to a large one on a slow VM (10 s).
+var ForkBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+// NewTarget declares the series of one target (all carrying its target
+// label). It does not call Redis; Refresh does.
+func NewTarget(cfg TargetConfig, client Doer) *Target {
+	if cfg.Enabled == nil {
+		cfg.Enabled = AllEnabled()
+	}
+	cl := prometheus.Labels{"target": cfg.Name, "node": cfg.Node}
+	return &Target{
+		cfg:    cfg,
+		client: client,
+		faults: newFaultLog(cfg.Log),
+		health: newHealthDescs(cl),
+		info:   newInfoDescs(cl),
+		lat:    newLatencyDescs(cl),
+		proc:   newProcessDescs(cl),
+		checks: newCheckDescs(cl),
+		fork: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:                            "redis_prober_fork_seconds",
+			Help:                            "Duration of every fork the prober saw happen (from INFO total_forks and latest_fork_usec; several forks between two refreshes are all counted at the latest one's duration).",
+			ConstLabels:                     cl,
+			Buckets:                         ForkBuckets,
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  160,
+			NativeHistogramMinResetDuration: time.Hour,
+		}),
+	}
+}
+
+// Name is the target label.
+func (t *Target) Name() string { return t.cfg.Name }
+
+// Node is the node label.
+func (t *Target) Node() string { return t.cfg.Node }
+
+// Snapshot returns the last refresh's result.
+func (t *Target) Snapshot() Snapshot {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.snap
+}
+
+// Refresh reads INFO, LATENCY, CONFIG, the Redis process and the host
+// facts the enabled collectors need, evaluates the checks, and replaces the
+// cache. What cannot be read this time is absent from the cache (a stale
+// value would lie), and the collector's error says why.
+func (t *Target) Refresh(ctx context.Context) {
+	t.refreshMu.Lock()
+	defer t.refreshMu.Unlock()
+	on := t.cfg.Enabled
+	s := Snapshot{Time: time.Now(), Errors: map[string]error{}, Durations: map[string]time.Duration{}}
+	record := func(name string, start time.Time, err error) {
+		if !on[name] {
+			return
+		}
+		s.Errors[name], s.Durations[name] = err, time.Since(start)
+		t.faults.observe(name, err)
+	}
+
+	start := time.Now()
+	var infoErr error
+	if on["info"] || on["latency"] || on["process"] || on["checks"] {
+		s.Info, infoErr = fetchInfo(ctx, t.client, "")
+		if infoErr == nil {
+			if n := t.forks.next(s.Info); n > 0 {
+				usec, _ := s.Info.Float("latest_fork_usec")
+				for range n {
+					t.fork.Observe(usec / 1e6)
+				}
+			}
+		}
+	}
+	record("info", start, infoErr)
+
+	if on["latency"] {
+		start = time.Now()
+		err := infoErr
+		if err == nil {
+			s.Events, s.Histograms, err = t.fetchLatency(ctx, s.Info)
+		}
+		record("latency", start, err)
+	}
+
+	var procErr error
+	if on["process"] || on["checks"] {
+		start = time.Now()
+		if procErr = infoErr; procErr == nil {
+			pid, _ := s.Info.Int("process_id")
+			port, _ := s.Info.Int("tcp_port")
+			s.Process, procErr = ReadProcess(t.cfg.Paths, int(pid), int(port))
+		}
+		record("process", start, procErr)
+	}
+
+	if on["checks"] {
+		start = time.Now()
+		var err error
+		if infoErr == nil {
+			s.Config, err = fetchConfig(ctx, t.client, s.Info)
+		} else {
+			err = infoErr
+		}
+		var hostErr error
+		s.Host, hostErr = ReadHostFacts(t.cfg.Paths)
+		f := Facts{Host: s.Host, Info: s.Info, Config: s.Config, Process: s.Process}
+		if t.cfg.Intrinsic != nil {
+			f.Intrinsic, f.HasIntrinsic = t.cfg.Intrinsic()
+		}
+		s.Checks = Evaluate(&f)
+		record("checks", start, errors.Join(err, hostErr))
+	}
+
+	t.mu.Lock()
+	t.snap = s
+	t.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (t *Target) Describe(ch chan<- *prometheus.Desc) {
+	t.health.describe(ch)
+	t.info.describe(ch)
+	t.fork.Describe(ch)
+	t.lat.describe(ch)
+	t.proc.describe(ch)
+	t.checks.describe(ch)
+}
+
+// Collect implements prometheus.Collector from the cache only.
+func (t *Target) Collect(ch chan<- prometheus.Metric) {
+	s := t.Snapshot()
+	for _, d := range All() {
+		if d.Kind != KindTarget || !t.cfg.Enabled[d.Name] {
+			continue
+		}
+		switch d.Name {
+		case "info":
+			t.info.emit(ch, s.Info)
+			t.fork.Collect(ch)
+		case "latency":
+			t.lat.emit(ch, s.Events, s.Histograms)
+		case "process":
+			t.proc.emit(ch, s.Process)
+		case "checks":
+			t.checks.emit(ch, s.Checks)
+		}
+		if err, ran := s.Errors[d.Name]; ran {
+			t.health.emit(ch, d.Name, err, s.Durations[d.Name].Seconds())
+		}
+	}
+}
+
+// fetchInfo runs INFO [section] and parses it.
+func fetchInfo(ctx context.Context, c Doer, section string) (Info, error) {
+	args := []any{"info"}
+	if section != "" {
+		args = append(args, section)
+	}
+	s, err := c.Do(ctx, args...).Text()
+	if err != nil {
+		return nil, redisErr("INFO", err)
+	}
+	return ParseInfo(s)
+}
+
+// fetchLatency reads LATENCY LATEST and, on Redis 7+, the server-side
+// histogram of the probed commands with their exact sums from INFO
+// commandstats.
+func (t *Target) fetchLatency(ctx context.Context, info Info) ([]LatencyEvent, []CommandHistogram, error) {
+	reply, err := t.client.Do(ctx, "latency", "latest").Result()
+	if err != nil {
+		return nil, nil, redisErr("LATENCY LATEST", err)
+	}
+	events, err := parseLatencyLatest(reply)
+	if err != nil {
+		return nil, nil, err
+	}
+	major, _, ok := info.Version()
+	if !ok || major < 7 || len(t.cfg.Commands) == 0 {
+		return events, nil, nil
+	}
+	args := []any{"latency", "histogram"}
+	for _, c := range t.cfg.Commands {
+		args = append(args, c)
+	}
+	reply, err = t.client.Do(ctx, args...).Result()
+	if err != nil {
+		return events, nil, redisErr("LATENCY HISTOGRAM", err)
+	}
+	hists, err := parseLatencyHistogram(reply)
+	if err != nil {
+		return events, nil, err
+	}
+	stats, err := fetchInfo(ctx, t.client, "commandstats")
+	if err == nil {
+		cs := parseCommandStats(stats)
+		for i := range hists {
+			if st, ok := cs[strings.ToLower(hists[i].Command)]; ok {
+				hists[i].SumSeconds, hists[i].SumExact = float64(st.usec)/1e6, true
+			}
+		}
+	}
+	return events, hists, nil
+}
+
+// configParams are the settings the checks read with CONFIG GET.
+func configParams() []string {
+	return []string{
+		"maxmemory", "maxclients", "tcp-backlog", "latency-monitor-threshold",
+		"appendonly", "appendfsync", "no-appendfsync-on-rewrite",
+	}
+}
+
+// fetchConfig reads configParams: one CONFIG GET on Redis 7+, which takes
+// several names, one per name before.
+func fetchConfig(ctx context.Context, c Doer, info Info) (map[string]string, error) {
+	out := map[string]string{}
+	params := configParams()
+	batches := [][]string{params}
+	if major, _, ok := info.Version(); !ok || major < 7 {
+		batches = batches[:0]
+		for _, p := range params {
+			batches = append(batches, []string{p})
+		}
+	}
+	for _, b := range batches {
+		args := []any{"config", "get"}
+		for _, p := range b {
+			args = append(args, p)
+		}
+		reply, err := c.Do(ctx, args...).Result()
+		if err != nil {
+			return nil, redisErr("CONFIG GET", err)
+		}
+		if err := parseConfigReply(reply, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// parseConfigReply adds the name/value pairs of a CONFIG GET reply (a flat
+// array in RESP2, a map in RESP3) to out.
+func parseConfigReply(reply any, out map[string]string) error {
+	switch r := reply.(type) {
+	case []any:
+		if len(r)%2 != 0 {
+			return errors.New("config get: odd reply")
+		}
+		for i := 0; i < len(r); i += 2 {
+			k, ok1 := r[i].(string)
+			v, ok2 := r[i+1].(string)
+			if !ok1 || !ok2 {
+				return fmt.Errorf("config get: %T/%T in reply", r[i], r[i+1])
+			}
+			out[k] = v
+		}
+	case map[any]any:
+		for k, v := range r {
+			out[fmt.Sprint(k)] = fmt.Sprint(v)
+		}
+	default:
+		return fmt.Errorf("config get: reply is %T", reply)
+	}
+	return nil
+}
+
+// redisErr wraps a Redis error; a command refused by ACL (NOPERM) or
+// renamed away (unknown command) is "not available here".
+func redisErr(cmd string, err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		msg := rerr.Error()
+		if strings.HasPrefix(msg, "NOPERM") || strings.HasPrefix(msg, "ERR unknown command") ||
+			strings.HasPrefix(msg, "ERR unknown subcommand") {
+			return fmt.Errorf("%s refused: %w (%s)", cmd, ErrNoData, firstWord(msg))
+		}
+	}
+	return fmt.Errorf("%s: %w", cmd, err)
+}
+
+func firstWord(s string) string {
+	w, _, _ := strings.Cut(s, " ")
+	return w
+}

@@ -34,6 +34,11 @@ test-rules:
 		promtool check rules alerts/*.yml && promtool test rules alerts/tests/*.yml; \
 	else echo "no alert rules yet"; fi
 
+.PHONY: dashboards
+## dashboards: regenerate dashboards/*.json from the Go code in dashboards/.
+dashboards:
+	$(GO) run ./dashboards/cmd/generate -out dashboards
+
 lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...

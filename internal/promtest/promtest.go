@@ -1,0 +1,299 @@
+// Package promtest starts a real Prometheus server for tests: native
+// histograms on, a short scrape and rule-evaluation interval, storage in a
+// temp dir, listening on a free loopback port, stopped when the test ends.
+// Under CI=true a missing prometheus binary fails the test; elsewhere it
+// skips loudly (the convention of internal/redistest).
+package promtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Config is what the test Prometheus scrapes and evaluates.
+type Config struct {
+	// Targets are host:port pairs scraped as job "redis-prober".
+	Targets []string
+	// RuleFiles are absolute paths of rule files to load.
+	RuleFiles []string
+	// Interval is both the scrape and the rule-evaluation interval
+	// (default 1s).
+	Interval time.Duration
+}
+
+// Server is one running Prometheus.
+type Server struct {
+	// URL is the base URL of the HTTP API, e.g. http://127.0.0.1:41234.
+	URL string
+	// Dir holds the config, the TSDB and prometheus.log.
+	Dir string
+
+	client *http.Client
+}
+
+// Binary finds prometheus, or fails (CI) / skips (elsewhere) the test.
+func Binary(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("prometheus")
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("prometheus not found on PATH: CI must install it (apt-get install prometheus)")
+	}
+	t.Skipf("SKIPPING: prometheus not found on PATH; install it (apt-get install prometheus) to run this test")
+	return ""
+}
+
+// Start writes the config and runs Prometheus until the test ends. It returns
+// once /-/ready answers.
+func Start(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	bin := Binary(t)
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	s := &Server{Dir: t.TempDir(), client: &http.Client{Timeout: 10 * time.Second}}
+	cfgPath := filepath.Join(s.Dir, "prometheus.yml")
+	if err := os.WriteFile(cfgPath, []byte(configYAML(cfg)), 0o600); err != nil {
+		t.Fatalf("promtest: write config: %v", err)
+	}
+	var lastErr error
+	for range 3 {
+		port := freePort(t)
+		s.URL = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if lastErr = s.start(t, bin, cfgPath, port); lastErr == nil {
+			return s
+		}
+	}
+	t.Fatalf("promtest: %v", lastErr)
+	return nil
+}
+
+// configYAML renders the Prometheus config. Strings are written with %q,
+// which YAML reads as double-quoted scalars.
+func configYAML(cfg Config) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\n  evaluation_interval: %s\n",
+		cfg.Interval, cfg.Interval, cfg.Interval)
+	b.WriteString("rule_files:\n")
+	for _, f := range cfg.RuleFiles {
+		fmt.Fprintf(&b, "  - %q\n", f)
+	}
+	b.WriteString("scrape_configs:\n  - job_name: redis-prober\n    static_configs:\n      - targets:\n")
+	for _, tg := range cfg.Targets {
+		fmt.Fprintf(&b, "          - %q\n", tg)
+	}
+	return b.String()
+}
+
+func (s *Server) start(t testing.TB, bin, cfgPath string, port int) error {
+	logPath := filepath.Join(s.Dir, "prometheus.log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	cmd := exec.Command(bin,
+		"--config.file="+cfgPath,
+		"--storage.tsdb.path="+filepath.Join(s.Dir, "data"),
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
+		"--enable-feature=native-histograms",
+		"--log.level=warn",
+	)
+	cmd.Dir = s.Dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Its own process group, killed with the test binary, so no Prometheus
+	// outlives a crashed test.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("start %s: %w", bin, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); logFile.Close() }()
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}
+
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			exited <- err
+			stop()
+			return fmt.Errorf("prometheus exited: %v; log:\n%s", err, tail(logPath))
+		default:
+		}
+		if s.ready() {
+			t.Cleanup(stop)
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("prometheus log:\n%s", tail(logPath))
+				}
+			})
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stop()
+	return fmt.Errorf("prometheus on port %d not ready within 30s; log:\n%s", port, tail(logPath))
+}
+
+func (s *Server) ready() bool {
+	resp, err := s.client.Get(s.URL + "/-/ready")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode == http.StatusOK
+}
+
+// Sample is one element of a query result. Histogram is true for a native
+// histogram sample (its buckets are not decoded).
+type Sample struct {
+	Metric    map[string]string `json:"metric"`
+	Histogram bool              `json:"-"`
+}
+
+// Query evaluates expr at the current time through /api/v1/query. A
+// scalar or string result is one sample without labels. The error carries
+// Prometheus's own message for a bad expression.
+func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
+	var data struct {
+		ResultType string          `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
+	}
+	if err := s.api(ctx, "/api/v1/query", url.Values{"query": {expr}}, &data); err != nil {
+		return nil, err
+	}
+	switch data.ResultType {
+	case "scalar", "string":
+		return []Sample{{}}, nil
+	}
+	var raw []struct {
+		Metric    map[string]string `json:"metric"`
+		Histogram json.RawMessage   `json:"histogram"`
+	}
+	if err := json.Unmarshal(data.Result, &raw); err != nil {
+		return nil, fmt.Errorf("decode %s result: %w", data.ResultType, err)
+	}
+	out := make([]Sample, len(raw))
+	for i, r := range raw {
+		out[i] = Sample{Metric: r.Metric, Histogram: len(r.Histogram) > 0}
+	}
+	return out, nil
+}
+
+// Rule is one loaded recording or alerting rule as /api/v1/rules shows it.
+type Rule struct {
+	Group       string            `json:"-"`
+	Name        string            `json:"name"`
+	Query       string            `json:"query"`
+	Type        string            `json:"type"` // "recording" or "alerting"
+	Health      string            `json:"health"`
+	LastError   string            `json:"lastError"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+// Rules lists every loaded rule.
+func (s *Server) Rules(ctx context.Context) ([]Rule, error) {
+	var data struct {
+		Groups []struct {
+			Name  string `json:"name"`
+			Rules []Rule `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := s.api(ctx, "/api/v1/rules", nil, &data); err != nil {
+		return nil, err
+	}
+	var out []Rule
+	for _, g := range data.Groups {
+		for _, r := range g.Rules {
+			r.Group = g.Name
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// api POSTs form (or GETs when form is nil) and decodes the data field of
+// the standard response envelope into v.
+func (s *Server) api(ctx context.Context, path string, form url.Values, v any) error {
+	var req *http.Request
+	var err error
+	if form == nil {
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
+	} else {
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, s.URL+path, strings.NewReader(form.Encode()))
+		if req != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("%s: read: %w", path, err)
+	}
+	var env struct {
+		Status    string          `json:"status"`
+		ErrorType string          `json:"errorType"`
+		Error     string          `json:"error"`
+		Data      json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return fmt.Errorf("%s: HTTP %d, not JSON: %.200s", path, resp.StatusCode, body)
+	}
+	if env.Status != "success" {
+		return fmt.Errorf("%s: %s: %s", path, env.ErrorType, env.Error)
+	}
+	if err := json.Unmarshal(env.Data, v); err != nil {
+		return fmt.Errorf("%s: decode data: %w", path, err)
+	}
+	return nil
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("promtest: free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}

@@ -39,6 +39,13 @@ type Target struct {
 
 	Cluster  ClusterOptions
 	Sentinel *SentinelOptions
+
+	// Labels are extra labels from the config file, exported on
+	// redis_prober_target_info.
+	Labels map[string]string
+	// Fingerprint stands for settings identity cannot see, such as the
+	// content of TLS files: a change of it restarts the target on reload.
+	Fingerprint string
 }
 
 // ClusterOptions tune how a Cluster target is followed.
@@ -80,9 +87,9 @@ func (t Target) identity() string {
 		}
 		sentinel.Sentinels = nil
 	}
-	return fmt.Sprintf("%s|%+v|%v|%+v|%v|%v|%v|%s|%v|%+v|%+v|%v",
+	return fmt.Sprintf("%s|%+v|%v|%+v|%v|%v|%v|%s|%v|%+v|%+v|%v|%v|%s",
 		t.Name, ep, cmds, p, t.ConnectInterval, t.SeedInterval, t.Objective, t.Node, t.ReadOnly,
-		t.Cluster, sentinel, sentinels)
+		t.Cluster, sentinel, sentinels, t.Labels, t.Fingerprint)
 }
 
 // Config is the whole set of targets and process-wide samplers.

@@ -164,8 +164,9 @@ func orDefault(d, def time.Duration) time.Duration {
 // serverDiscoverer serves a target given by address: a single server, or, when
 // the server says cluster_enabled:1, every node of its Cluster.
 type serverDiscoverer struct {
-	t       Target
-	control *redis.Client
+	t          Target
+	control    *redis.Client
+	wasCluster bool
 }
 
 func (d *serverDiscoverer) close() { _ = d.control.Close() }
@@ -178,16 +179,19 @@ func (d *serverDiscoverer) discover(ctx context.Context) ([]nodeSpec, error) {
 	enabled, err := clusterEnabled(ctx, d.control)
 	if err != nil {
 		var rerr redis.Error
-		if errors.As(err, &rerr) {
-			// INFO refused (ACL) or similar: the server answers, so
-			// probe it as a single server.
+		if errors.As(err, &rerr) || !d.wasCluster {
+			// INFO refused (ACL), or the server is unreachable and was
+			// never seen as a Cluster: probe it as a single server, so
+			// its failures show as up=0 and errors.
 			return d.single(), nil
 		}
 		return nil, fmt.Errorf("INFO cluster: %w", err)
 	}
 	if !enabled {
+		d.wasCluster = false
 		return d.single(), nil
 	}
+	d.wasCluster = true
 	text, err := d.control.ClusterNodes(ctx).Result()
 	if err != nil {
 		return nil, fmt.Errorf("CLUSTER NODES: %w", err)

@@ -82,6 +82,7 @@ func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Opti
 		PoolSize:                 poolSize,
 		PoolTimeout:              timeout,
 		MaxRetries:               -1,
+		DialerRetries:            1, // a probe times one dial, not five with back-off
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}

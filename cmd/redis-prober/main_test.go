@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -87,8 +88,26 @@ func TestVersionAndHelpExit0(t *testing.T) {
 type runningProber struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	done   chan error
+}
+
+// syncBuffer is a bytes.Buffer the child process writes while tests read.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func startProber(t *testing.T, env []string, args ...string) *runningProber {
@@ -97,7 +116,7 @@ func startProber(t *testing.T, env []string, args ...string) *runningProber {
 	args = append([]string{fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--log.level=debug"}, args...)
 	cmd := exec.Command(proberBin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	p := &runningProber{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	p := &runningProber{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

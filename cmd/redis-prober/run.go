@@ -39,7 +39,7 @@ func addRedisFlags(g flagGroup) *redisFlags {
 // endpoints resolves the addresses and the secret. The password never comes
 // from argv.
 func (f *redisFlags) endpoints(log *slog.Logger) ([]string, []prober.Endpoint, error) {
-	password, err := readPassword(*f.passwordFile, log)
+	password, err := f.password(log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,20 +64,31 @@ func (f *redisFlags) endpoints(log *slog.Logger) ([]string, []prober.Endpoint, e
 	return names, eps, nil
 }
 
-func readPassword(file string, log *slog.Logger) (string, error) {
-	if file == "" {
+// password is the secret from --redis.password-file, else REDIS_PASSWORD.
+func (f *redisFlags) password(log *slog.Logger) (string, error) {
+	if *f.passwordFile == "" {
 		return os.Getenv("REDIS_PASSWORD"), nil
 	}
-	st, err := os.Stat(file)
+	pw, err := readPassword(*f.passwordFile, log)
 	if err != nil {
 		return "", usagef("--redis.password-file: %v", err)
+	}
+	return pw, nil
+}
+
+// readPassword reads the first line of a password file, warning when other
+// users may read it.
+func readPassword(file string, log *slog.Logger) (string, error) {
+	st, err := os.Stat(file)
+	if err != nil {
+		return "", err
 	}
 	if st.Mode().Perm()&0o007 != 0 && log != nil {
 		log.Warn("password file is readable by other users; chmod 600 it", "file", file)
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return "", usagef("--redis.password-file: %v", err)
+		return "", err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	return strings.TrimRight(line, "\r"), nil
@@ -175,37 +186,28 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		addCollectorRunFlags(cmd),
 		addBurstRunFlags(cmd),
 	}
+	src := &targetSource{redis: redisF, probe: probeF}
+	cmd.Flag("config.file", "YAML file listing targets (see docs/configuration.md); flags give its defaults. Reloaded on SIGHUP and POST /-/reload.").
+		StringVar(&src.file)
+	cmd.GetFlag("redis.addr").IsSetByUser(&src.addrSet)
+	configCheck := cmd.Flag("config.check", "Validate the configuration, print a summary and exit.").Bool()
 	webF := kingpinflag.AddFlags(cmd, ":9379")
 	telemetryPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	maxRequests := intFlag(cmd, "web.max-requests", "Most concurrent scrapes served at once; more are refused with 503 (0: no limit).", "40")
 
 	return func(ctx context.Context, env *cliEnv) error {
 		log := promslog.New(env.logConfig)
-		names, eps, err := redisF.endpoints(log)
+		src.tag = instanceTag()
+		cfg, err := src.load(log)
 		if err != nil {
 			return err
 		}
-		probeCfg, err := probeF.config(instanceTag())
-		if err != nil {
-			return err
+		if *configCheck {
+			fmt.Fprintf(env.stdout, "config OK: %d targets\n", len(cfg.Targets))
+			return nil
 		}
 		if !strings.HasPrefix(*telemetryPath, "/") {
 			return usagef("--web.telemetry-path: %q must start with /", *telemetryPath)
-		}
-		cfg := engine.Config{
-			IntrinsicWindow:   *probeF.intrinsicWindow,
-			IntrinsicInterval: *probeF.intrinsicInterval,
-			CleanupTimeout:    3 * time.Second,
-		}
-		for i, name := range names {
-			cfg.Targets = append(cfg.Targets, engine.Target{
-				Name:            name,
-				Endpoint:        eps[i],
-				Probe:           probeCfg,
-				ConnectInterval: *probeF.connectInterval,
-				SeedInterval:    min(10*time.Second, probeCfg.KeyTTL/3),
-				Objective:       *probeF.objective,
-			})
 		}
 
 		reg := prometheus.NewRegistry()
@@ -220,12 +222,15 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			services = append(services, svcs...)
 		}
 		eng := engine.NewWithMetrics(metrics, log, services...)
+		reg.MustRegister(eng)
+		reloads := newReloader(src, eng, log, reg)
 
 		log.Info("starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
 		srv := newWebServer(webConfig{
 			telemetryPath: *telemetryPath,
 			maxRequests:   *maxRequests,
 			ready:         eng.Ready,
+			reload:        reloads.handler,
 		}, reg, log)
 		serveErr := make(chan error, 1)
 		go func() { serveErr <- web.ListenAndServe(srv, webF, log) }()
@@ -237,6 +242,8 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			defer close(engineDone)
 			eng.Run(runCtx, cfg)
 		}()
+		reloads.start(runCtx)
+		reloads.succeeded()
 
 		var result error
 		select {

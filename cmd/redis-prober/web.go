@@ -25,6 +25,7 @@ type webConfig struct {
 	telemetryPath string
 	maxRequests   int
 	ready         func() bool
+	reload        http.HandlerFunc
 }
 
 // newWebServer serves /metrics, the landing page and the health endpoints.
@@ -49,6 +50,9 @@ func newWebServer(cfg webConfig, gatherer prometheus.Gatherer, log *slog.Logger)
 		}
 		_, _ = w.Write([]byte("Ready\n"))
 	})
+	if cfg.reload != nil {
+		mux.HandleFunc("/-/reload", cfg.reload)
+	}
 	if cfg.telemetryPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "Redis Prober",

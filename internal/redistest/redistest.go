@@ -6,6 +6,7 @@ package redistest
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -28,6 +29,8 @@ type Server struct {
 	Dir  string
 	Port int
 	args []string
+
+	tls *tls.Config // set for a TLS-only server
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -123,7 +126,13 @@ func (s *Server) start() error {
 }
 
 func (s *Server) ping() error {
-	c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
+	var c net.Conn
+	var err error
+	if s.tls != nil {
+		c, err = tls.DialWithDialer(&net.Dialer{Timeout: 200 * time.Millisecond}, "tcp", s.Addr(), s.tls)
+	} else {
+		c, err = net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
+	}
 	if err != nil {
 		return err
 	}
@@ -168,7 +177,7 @@ func (s *Server) PID() int {
 
 // Client returns a go-redis client for the server, closed at test end.
 func (s *Server) Client() *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true, TLSConfig: s.tls})
 	s.t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -231,7 +240,7 @@ func (s *Server) Stop() { s.Kill() }
 // Keys returns every key matching pattern (SCAN), for no-stray-key checks.
 func (s *Server) Keys(ctx context.Context, pattern string) []string {
 	s.t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true, TLSConfig: s.tls})
 	defer c.Close()
 	var out []string
 	iter := c.Scan(ctx, 0, pattern, 1000).Iterator()

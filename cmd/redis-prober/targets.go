@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"os"
 	"time"
@@ -77,6 +78,8 @@ func (s *targetSource) load(log *slog.Logger) (engine.Config, error) {
 }
 
 func (s *targetSource) target(name string, ep prober.Endpoint, p prober.ProbeConfig, connect, objective time.Duration) engine.Target {
+	// Two targets may name the same server; each gets its own keys.
+	p.Namespace.Tag = fmt.Sprintf("%s-%08x", s.tag, crc32.ChecksumIEEE([]byte(name)))
 	return engine.Target{
 		Name:            name,
 		Endpoint:        ep,

@@ -31,10 +31,10 @@ func Causes() (dashboard.Dashboard, error) {
 			"How long the last fork (BGSAVE, AOF rewrite, full sync) blocked Redis (INFO latest_fork_usec).",
 			"s", 8, 6, thresholds(green, step{0.005, orange}, step{0.1, red})).
 			WithTarget(query("A", `redis_prober_fork_last_seconds{target=~"$target"}`, "{{target}}"))).
-		WithPanel(graph(6, "Fork time per GiB of RSS",
-			"Last fork time divided by the RSS in GiB: about 10 ms/GiB on bare metal and modern VMs, far more on old Xen or with THP. The RedisProberForkSlow alert fires above 20 ms/GiB when the fork is longer than the objective.",
+		WithPanel(graph(6, "Fork time per GB of RSS",
+			"Last fork time per GB (1e9 bytes) of RSS: about 10 ms/GB on bare metal and modern VMs, far more on old Xen or with THP. The RedisProberForkSlow alert fires above 20 ms/GB when the fork is longer than the objective.",
 			"s", 8, 6, thresholds(green, step{0.02, orange}, step{0.05, red})).
-			WithTarget(query("A", `redis_prober_fork_last_seconds{target=~"$target"}`+"\n/\n"+`(redis_prober_memory_rss_bytes{target=~"$target"} / 2^30)`, "{{target}}"))).
+			WithTarget(query("A", `redis_prober_fork_last_seconds_per_gigabyte{target=~"$target"}`, "{{target}}"))).
 		WithPanel(heat(7, "Forks observed",
 			"Every fork the prober saw happen, by duration (native histogram; classic buckets when no native series is stored).",
 			8, 6).

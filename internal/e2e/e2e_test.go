@@ -1,0 +1,249 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/redis-prober/redis-prober/internal/promtest"
+	"github.com/redis-prober/redis-prober/internal/redistest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// pendingMetrics are series the dashboards and rules read but the prober does
+// not produce yet. Queries that read one of them may come back empty (the
+// test logs them); every other query must return data. The test fails as
+// soon as a pending metric shows up, so this list only shrinks: remove an
+// entry when its feature lands (and wire its flags into proberArgs).
+var pendingMetrics = []string{
+	// Issue 3, bursts and step-load capacity (flags --burst.*).
+	"redis_prober_burst_runs_total",
+	"redis_prober_burst_last_ops_per_second",
+	"redis_prober_burst_last_latency_seconds",
+	"redis_prober_capacity_ops_per_second",
+	// Issue 7, change markers.
+	"redis_prober_changes_total",
+	"redis_prober_change_last_timestamp_seconds",
+	"redis_prober_change_latency_seconds",
+}
+
+// hostFiles are metrics that exist only where the host exposes a file; on a
+// host without it, queries that read them may be empty (logged, not failed).
+var hostFiles = map[string]string{
+	"redis_prober_host_memory_pressure_seconds_total": "/proc/pressure/memory",
+	"redis_prober_host_thp_enabled":                   "/sys/kernel/mm/transparent_hugepage/enabled",
+	"redis_prober_host_thp_defrag":                    "/sys/kernel/mm/transparent_hugepage/defrag",
+}
+
+// proberArgs make every panel fill within seconds: a fast probe, a connect
+// probe and jitter sample every second or faster, collectors refreshed twice
+// a second.
+var proberArgs = []string{
+	"--probe.rate=50",
+	"--probe.connect-interval=1s",
+	"--probe.intrinsic-interval=100ms",
+	"--collector.refresh-interval=500ms",
+	"--log.level=warn",
+}
+
+// probedCommands are the prober's default --probe.commands, what Grafana's
+// "All" expands $command to.
+var probedCommands = []string{"ping", "get", "set"}
+
+// dataWait bounds the wait for data once Prometheus runs.
+const dataWait = 60 * time.Second
+
+// TestDashboardsAndRulesAgainstPrometheus proves the dashboards and rules on
+// real data: redis-server, the prober binary and Prometheus 2.42+ with native
+// histograms and the project's rules; every dashboard query and recording
+// rule must return data, every alert expression must evaluate.
+func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
+	promtest.Binary(t) // skip (or fail under CI) before building anything
+	root := repoRoot(t)
+	ruleFiles, err := filepath.Glob(filepath.Join(root, "alerts", "*.yml"))
+	if err != nil || len(ruleFiles) == 0 {
+		t.Fatalf("no alerts/*.yml: %v", err)
+	}
+
+	srv := redistest.Start(t)
+	bin := buildProber(t, root)
+	p := startProber(t, bin, srv.URL(), proberArgs...)
+	prom := promtest.Start(t, promtest.Config{Targets: []string{p.addr}, RuleFiles: ruleFiles})
+	ctx, cancel := context.WithTimeout(context.Background(), dataWait+30*time.Second)
+	defer cancel()
+
+	// A fork for the fork panels: once the INFO collector has a baseline,
+	// so it sees the fork happen and observes it.
+	if p.waitForMetric(t, "redis_prober_forks_total", 15*time.Second) {
+		if err := srv.Client().BgSave(ctx).Err(); err != nil {
+			t.Fatalf("BGSAVE: %v", err)
+		}
+	} else {
+		t.Log("redis_prober_forks_total never appeared; no BGSAVE")
+	}
+
+	target := srv.Addr() // the prober names a redis:// target host:port
+	checks := dashboardChecks(t, root, grafanaVars(target, probedCommands))
+
+	rules := waitForRules(ctx, t, prom)
+	recorded := map[string]string{}
+	for _, r := range rules {
+		switch r.Type {
+		case "recording":
+			recorded[r.Name] = r.Query
+			// The rule's own expression, and the stored series: Prometheus
+			// drops a recording whose result is a histogram.
+			checks = append(checks,
+				check{where: r.Group + " / " + r.Name, expr: r.Query, mustHaveData: true},
+				check{where: r.Group + " / " + r.Name + " (stored)", expr: r.Name, mustHaveData: true})
+		case "alerting":
+			checks = append(checks, check{where: r.Group + " / " + r.Name, expr: r.Query})
+		}
+	}
+
+	// Wait for data until every required query has it; queries excused
+	// (pending feature, missing host file) are asked along but never
+	// waited for.
+	excused := excuses(t)
+	why := func(c check) string { return excuse(metricsOf(c.expr, recorded), excused) }
+	deadline := time.Now().Add(dataWait)
+	remaining := checks
+	for {
+		var next []check
+		waiting := false
+		for _, c := range remaining {
+			got, err := prom.Query(ctx, c.expr)
+			switch {
+			case err != nil:
+				t.Errorf("%s: %v\n%s", c.where, err, c.expr)
+			case len(got) == 0 && c.mustHaveData:
+				next = append(next, c)
+				waiting = waiting || why(c) == ""
+			}
+		}
+		remaining = next
+		if !waiting || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	var missing, allowed int
+	for _, c := range remaining {
+		if w := why(c); w != "" {
+			allowed++
+			t.Logf("no data, allowed (%s): %s", w, c.where)
+			continue
+		}
+		missing++
+		t.Errorf("no data after %v: %s\n%s", dataWait, c.where, c.expr)
+	}
+	t.Logf("%d expressions evaluated: %d with data, %d allowed empty, %d missing",
+		len(checks), len(checks)-len(remaining), allowed, missing)
+
+	assertNativeHistograms(ctx, t, prom)
+	assertPendingStillPending(ctx, t, prom)
+	assertRulesHealthy(ctx, t, prom)
+}
+
+// waitForRules waits until Prometheus has loaded and evaluated every rule.
+func waitForRules(ctx context.Context, t *testing.T, prom *promtest.Server) []promtest.Rule {
+	t.Helper()
+	for {
+		rules, err := prom.Rules(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evaluated := len(rules) > 0
+		for _, r := range rules {
+			evaluated = evaluated && r.Health != "unknown"
+		}
+		if evaluated {
+			return rules
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("rules not evaluated: %d loaded", len(rules))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// excuses maps each metric that may be absent to the reason.
+func excuses(t *testing.T) map[string]string {
+	out := map[string]string{}
+	for _, m := range pendingMetrics {
+		out[m] = "pending feature"
+	}
+	for m, f := range hostFiles {
+		if _, err := os.Stat(f); err != nil {
+			out[m] = "this host has no " + f
+			t.Logf("%s: this host has no %s", m, f)
+		}
+	}
+	return out
+}
+
+func excuse(metrics []string, excused map[string]string) string {
+	var why []string
+	for _, m := range metrics {
+		if r, ok := excused[m]; ok {
+			why = append(why, m+": "+r)
+		}
+	}
+	return strings.Join(why, ", ")
+}
+
+// assertNativeHistograms proves the quantile panels read the native
+// histogram, the path the dashboards and rules are written for.
+func assertNativeHistograms(ctx context.Context, t *testing.T, prom *promtest.Server) {
+	t.Helper()
+	got, err := prom.Query(ctx, `redis_prober_latency_seconds{phase="probe"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 || !got[0].Histogram {
+		t.Errorf("redis_prober_latency_seconds is not stored as a native histogram (%d series): is --enable-feature=native-histograms on?", len(got))
+	}
+	if classic, err := prom.Query(ctx, `redis_prober_latency_seconds_bucket`); err == nil {
+		t.Logf("classic _bucket series stored beside the native ones: %d", len(classic))
+	}
+}
+
+// assertPendingStillPending keeps pendingMetrics honest.
+func assertPendingStillPending(ctx context.Context, t *testing.T, prom *promtest.Server) {
+	t.Helper()
+	for _, m := range pendingMetrics {
+		got, err := prom.Query(ctx, `{__name__=~"`+m+`(_bucket|_count|_sum)?"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) > 0 {
+			t.Errorf("%s is produced now: remove it from pendingMetrics in internal/e2e", m)
+		}
+	}
+}
+
+// assertRulesHealthy fails on any rule Prometheus could not evaluate.
+func assertRulesHealthy(ctx context.Context, t *testing.T, prom *promtest.Server) {
+	t.Helper()
+	rules, err := prom.Rules(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range rules {
+		if r.Health != "ok" || r.LastError != "" {
+			t.Errorf("rule %s / %s: health %q, error %q", r.Group, r.Name, r.Health, r.LastError)
+		}
+		names = append(names, r.Name)
+	}
+	sort.Strings(names)
+	t.Logf("%d rules loaded and healthy", len(names))
+}

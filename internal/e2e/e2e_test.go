@@ -91,6 +91,7 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 
 	target := srv.Addr() // the prober names a redis:// target host:port
 	checks := dashboardChecks(t, root, grafanaVars(target, probedCommands))
+	checks = append(checks, docChecks(t, root)...)
 
 	rules := waitForRules(ctx, t, prom)
 	recorded := map[string]string{}

@@ -143,3 +143,25 @@ func metricsOf(expr string, recorded map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+var promqlBlock = regexp.MustCompile("(?s)```promql\n(.*?)```")
+
+// docChecks are the queries of the docs, which users paste as they are: each
+// must at least evaluate.
+func docChecks(t *testing.T, root string) []check {
+	t.Helper()
+	var out []check
+	for _, doc := range []string{"dashboards-and-alerts.md", "runbooks.md"} {
+		b, err := os.ReadFile(filepath.Join(root, "docs", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range promqlBlock.FindAllStringSubmatch(string(b), -1) {
+			out = append(out, check{where: fmt.Sprintf("docs/%s query %d", doc, i+1), expr: m[1]})
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no promql blocks in docs/: has the layout changed?")
+	}
+	return out
+}

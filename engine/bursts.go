@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"context"
+	"hash/fnv"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// BurstsConfig is the periodic burst of run mode.
+type BurstsConfig struct {
+	// Interval between two bursts on one node; 0 disables bursts.
+	Interval time.Duration
+	// Plan is the load; its namespace tag is replaced by the node's, so
+	// Cluster bursts land in slots the node owns.
+	Plan   prober.BurstPlan
+	Guards prober.Guards
+	// Steps, when set, makes every run a step-load capacity search (whose
+	// rates stay at most Steps.MaxRate).
+	Steps *prober.StepPlan
+	// MaxConcurrent bounds the bursts running at once across all targets,
+	// so the prober's own CPU is never the bottleneck of a burst.
+	MaxConcurrent  int
+	CleanupTimeout time.Duration
+}
+
+// Bursts is the engine service that runs bounded bursts on every target
+// node, beside the probe: the probe goes on over its own connections during
+// a burst, so the dashboard shows what ordinary clients felt.
+type Bursts struct {
+	cfg     BurstsConfig
+	log     *slog.Logger
+	metrics *prober.Metrics
+	bm      *prober.BurstMetrics
+	slots   chan struct{}
+}
+
+var _ Service = (*Bursts)(nil)
+
+// NewBursts returns the service. metrics is the shared per-request
+// registry (bursts record with phase="burst"); bm holds the burst series.
+func NewBursts(cfg BurstsConfig, log *slog.Logger, metrics *prober.Metrics, bm *prober.BurstMetrics) *Bursts {
+	n := max(cfg.MaxConcurrent, 1)
+	return &Bursts{cfg: cfg, log: log, metrics: metrics, bm: bm, slots: make(chan struct{}, n)}
+}
+
+// Name names the service in logs.
+func (b *Bursts) Name() string { return "bursts" }
+
+// staggerOffset spreads the first burst of each node over one interval by a
+// hash of its name, so a restart or a reload never lines all targets up.
+func staggerOffset(key string, interval time.Duration) time.Duration {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	return time.Duration(h.Sum64() % uint64(interval))
+}
+
+// RunTarget runs the bursts of one node until ctx is done. Bursts on one
+// node run one after the other, never overlapping; a burst in progress when
+// ctx ends is aborted and its keys deleted before RunTarget returns.
+func (b *Bursts) RunTarget(ctx context.Context, t Target, control *redis.Client) {
+	if b.cfg.Interval <= 0 {
+		return
+	}
+	log := b.log.With("target", t.Name, "service", "bursts")
+	if t.Node != "" {
+		log = log.With("node", t.Node)
+	}
+	if t.ReadOnly && !b.cfg.Guards.AllowReplica {
+		log.Debug("no bursts on a replica node")
+		return
+	}
+	plan := b.cfg.Plan
+	plan.Namespace = t.Probe.Namespace
+	burster := &prober.Burster{
+		Endpoint:       t.Endpoint,
+		Control:        control,
+		Guards:         b.cfg.Guards,
+		Recorder:       b.metrics.NodeCommands(t.Name, t.Node, prober.PhaseBurst, plan.CommandNames()),
+		Log:            log,
+		CleanupTimeout: b.cfg.CleanupTimeout,
+	}
+	b.bm.Init(t.Name, t.Node, plan.Name)
+	defer b.bm.ForgetNode(t.Name, t.Node)
+
+	wait := time.NewTimer(staggerOffset(t.Name+"|"+t.Node, b.cfg.Interval))
+	defer wait.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wait.C:
+		}
+		started := time.Now()
+		select {
+		case b.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		b.runOnce(ctx, t, burster, plan)
+		<-b.slots
+		// The next burst is an interval after this one started, never
+		// sooner than half an interval after it ended.
+		wait.Reset(max(b.cfg.Interval-time.Since(started), b.cfg.Interval/2))
+	}
+}
+
+func (b *Bursts) runOnce(ctx context.Context, t Target, burster *prober.Burster, plan prober.BurstPlan) {
+	if b.cfg.Steps == nil {
+		res := burster.Run(ctx, plan)
+		b.bm.Observe(t.Name, t.Node, &res)
+		return
+	}
+	res := burster.RunSteps(ctx, plan, *b.cfg.Steps)
+	b.bm.Observe(t.Name, t.Node, &res.Final)
+	if res.Final.Outcome == prober.OutcomeCompleted {
+		b.bm.ObserveCapacity(t.Name, t.Node, plan.Name, res.Capacity)
+	}
+}

@@ -1,0 +1,625 @@
+package prober
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// BurstRecorder takes every measured request of a burst; a
+// *CommandRecorder of phase "burst" feeds redis_prober_latency_seconds.
+// Command i is the plan's i-th mix entry.
+type BurstRecorder interface {
+	Record(cmd int, res Result, d time.Duration)
+}
+
+// Progress is what a progress display shows, about four times a second.
+type Progress struct {
+	Elapsed   time.Duration // since the load began, warm-up included
+	Planned   time.Duration // warm-up plus test time
+	Ops       int64         // measured requests so far
+	Rate      float64       // the target rate, 0 when unlimited
+	OpsPerSec float64       // over the governor's window
+	P99       time.Duration // over the governor's window
+}
+
+// Burster runs bounded bursts against one endpoint. Burst traffic goes over
+// its own ordinary (netpoller) connections, never the probe's.
+type Burster struct {
+	Endpoint Endpoint
+	// Control reads INFO during the burst and deletes the keys afterwards.
+	Control  redis.Cmdable
+	Guards   Guards
+	Recorder BurstRecorder // may be nil
+	Log      *slog.Logger
+	Progress func(Progress) // may be nil
+	// CleanupTimeout bounds the deletion of the burst's keys (default 10s).
+	CleanupTimeout time.Duration
+
+	// beforeCleanup is a test seam: it runs with the load over and the
+	// burst's keys still in place.
+	beforeCleanup func()
+}
+
+// BurstResult is the outcome and the figures of one burst.
+type BurstResult struct {
+	Plan    BurstPlan
+	Outcome Outcome
+	Reason  string
+	Detail  string
+	// Bound is what ended a completed burst: "test-time", "requests" or "bytes".
+	Bound  string
+	Server ServerState // as INFO said before the burst
+
+	Start        time.Time // the load began (warm-up included)
+	MeasureStart time.Time // warm-up over
+	End          time.Time // the load ended
+	Elapsed      time.Duration
+
+	Commands     []*CommandStats // in the plan's mix order
+	Total        *CommandStats
+	BytesWritten int64
+	KeysWritten  int64 // distinct keys written; -1 when the range is too large to track
+	Interrupted  int64 // requests cut short by an abort or a cancel, not counted
+	KeysDeleted  int64 // keys named in UNLINKs at cleanup
+	CleanupError string
+}
+
+// OpsPerSec is the measured throughput.
+func (r *BurstResult) OpsPerSec() float64 {
+	if r.Total == nil || r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Total.Ops) / r.Elapsed.Seconds()
+}
+
+// Run admits, runs and cleans up one burst. It never returns with burst
+// keys left behind unless the cleanup itself failed (then they expire by
+// their TTL, and CleanupError says why).
+func (b *Burster) Run(ctx context.Context, plan BurstPlan) BurstResult {
+	res := BurstResult{Plan: plan, Start: time.Now(), KeysWritten: -1}
+	if d := b.Admit(ctx, plan, &res); !d.OK() {
+		res.decide(d)
+		b.logResult(&res)
+		return res
+	}
+	written := newWrittenKeys(plan)
+	b.load(ctx, plan, written, &res)
+	b.cleanup(ctx, plan, written, &res)
+	b.logResult(&res)
+	return res
+}
+
+// Admit reads INFO and asks the governor whether plan may start; a
+// refusal is an outcome of skipped (or failed when INFO is unreadable).
+func (b *Burster) Admit(ctx context.Context, plan BurstPlan, res *BurstResult) Decision {
+	if ctx.Err() != nil {
+		return Decision{Outcome: OutcomeSkipped, Reason: ReasonCancelled, Detail: "the prober is stopping"}
+	}
+	st, err := ReadServerState(ctx, b.Control)
+	if err != nil {
+		return Decision{Outcome: OutcomeFailed, Reason: ReasonInfo, Detail: err.Error()}
+	}
+	res.Server = st
+	return b.Guards.Admit(st, plan)
+}
+
+func (r *BurstResult) decide(d Decision) {
+	r.Outcome, r.Reason, r.Detail = d.Outcome, d.Reason, d.Detail
+	if r.End.IsZero() {
+		r.End = time.Now()
+	}
+}
+
+func (b *Burster) logResult(r *BurstResult) {
+	if b.Log == nil {
+		return
+	}
+	attrs := []any{"plan", r.Plan.Name, "outcome", r.Outcome, "reason", r.Reason}
+	if r.Detail != "" {
+		attrs = append(attrs, "detail", r.Detail)
+	}
+	if r.Total != nil {
+		attrs = append(attrs, "ops", r.Total.Ops, "ops_per_second", int64(r.OpsPerSec()),
+			"p99", r.Total.Quantile(0.99), "bytes_written", r.BytesWritten, "keys_deleted", r.KeysDeleted)
+	}
+	switch {
+	case r.CleanupError != "":
+		b.Log.Warn("burst keys not all deleted; they expire by their TTL", append(attrs, "err", r.CleanupError, "ttl", r.Plan.KeyTTL)...)
+	case r.Outcome == OutcomeCompleted:
+		b.Log.Info("burst completed", append(attrs, "bound", r.Bound)...)
+	default:
+		b.Log.Warn("burst "+string(r.Outcome), attrs...)
+	}
+}
+
+// cleanup deletes what the burst wrote (UNLINK in batches), then sweeps the
+// burst namespace with SCAN as a safety net, on a budget of its own: it
+// runs after a cancel too.
+func (b *Burster) cleanup(ctx context.Context, plan BurstPlan, written *writtenKeys, res *BurstResult) {
+	if b.beforeCleanup != nil {
+		b.beforeCleanup()
+	}
+	timeout := b.CleanupTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	res.KeysWritten = written.Count()
+	n, err := written.unlinkAll(cctx, b.Control, plan.Namespace)
+	res.KeysDeleted = n
+	if err == nil {
+		err = SweepKeys(cctx, b.Control, BurstPattern(plan.Namespace))
+	}
+	if err != nil {
+		res.CleanupError = err.Error()
+	}
+}
+
+// burstLoad is the shared state of one running load.
+type burstLoad struct {
+	b           *Burster
+	plan        BurstPlan
+	written     *writtenKeys
+	pacer       pacer
+	t0          time.Time
+	warmEnd     time.Duration // since t0
+	end         time.Duration // since t0
+	shards      []*statShard
+	clients     []*loadClient
+	requests    atomic.Int64 // measured requests claimed
+	bytes       atomic.Int64
+	interrupted atomic.Int64
+
+	stopped  atomic.Bool
+	stopCh   chan struct{}
+	stopOnce sync.Once
+	mu       sync.Mutex
+	decision Decision
+	bound    string
+
+	connMu sync.Mutex
+	conns  []net.Conn
+	closed bool
+}
+
+// loadClient is one connection's worker; the governor reads its in-flight
+// batch to charge a stall while it lasts.
+type loadClient struct {
+	inflightFrom atomic.Int64 // intended start of the oldest outstanding request, since t0
+	inflightN    atomic.Int64
+}
+
+// stop ends the load. An abort also closes the connections so requests
+// stuck on a stalled server return at once; a bound lets them finish.
+func (l *burstLoad) stop(d Decision, bound string) {
+	l.stopOnce.Do(func() {
+		l.mu.Lock()
+		l.decision, l.bound = d, bound
+		l.mu.Unlock()
+		l.stopped.Store(true)
+		close(l.stopCh)
+		if !d.OK() {
+			l.closeConns()
+		}
+	})
+}
+
+func (l *burstLoad) closeConns() {
+	l.connMu.Lock()
+	defer l.connMu.Unlock()
+	l.closed = true
+	for _, c := range l.conns {
+		_ = c.Close()
+	}
+}
+
+// register keeps a new burst socket so an abort can close it; after an
+// abort it refuses, so no connection outlives the burst.
+func (l *burstLoad) register(c net.Conn) error {
+	l.connMu.Lock()
+	defer l.connMu.Unlock()
+	if l.closed {
+		return fmt.Errorf("burst stopped")
+	}
+	l.conns = append(l.conns, c)
+	return nil
+}
+
+// load runs the clients until a bound, an abort or ctx ends them.
+func (b *Burster) load(ctx context.Context, plan BurstPlan, written *writtenKeys, res *BurstResult) {
+	l := &burstLoad{b: b, plan: plan, written: written, stopCh: make(chan struct{})}
+	nShards := min(plan.Clients, 4)
+	for range nShards {
+		l.shards = append(l.shards, newStatShard(plan.CommandNames()))
+	}
+	defer l.closeConns()
+
+	// Every connection is open before the clock starts, so no request is
+	// charged for a dial.
+	conns := make([]*burstConn, plan.Clients)
+	var dialErr error
+	var dialMu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := dialBurst(ctx, b.Endpoint, plan.Timeout, l.register)
+			dialMu.Lock()
+			defer dialMu.Unlock()
+			if err != nil && dialErr == nil {
+				dialErr = err
+			}
+			conns[i] = c
+		}()
+	}
+	wg.Wait()
+	if dialErr != nil {
+		reason := ReasonConnect
+		if ctx.Err() != nil {
+			reason = ReasonCancelled
+		}
+		res.decide(Decision{Outcome: OutcomeFailed, Reason: reason, Detail: "open burst connections: " + dialErr.Error()})
+		return
+	}
+
+	l.t0 = time.Now()
+	l.warmEnd = plan.Warmup
+	l.end = plan.Duration()
+	l.pacer = pacer{interval: intervalFor(plan.Rate)}
+	res.Start, res.MeasureStart = l.t0, l.t0.Add(plan.Warmup)
+
+	seq := mixSequence(plan.Mix)
+	var cw sync.WaitGroup
+	for range conns {
+		l.clients = append(l.clients, &loadClient{})
+	}
+	for i := range conns {
+		cw.Add(1)
+		go func() {
+			defer cw.Done()
+			l.run(ctx, i, l.clients[i], conns[i], l.shards[i%nShards], seq)
+		}()
+	}
+	monitorDone := make(chan struct{})
+	var mw sync.WaitGroup
+	mw.Add(2)
+	go func() { defer mw.Done(); l.monitor(ctx, monitorDone) }()
+	go func() { defer mw.Done(); l.watchServer(ctx, monitorDone) }()
+	cw.Wait()
+	close(monitorDone)
+	mw.Wait()
+	l.stop(Decision{}, "test-time") // no-op when something stopped it already
+
+	res.End = time.Now()
+	l.mu.Lock()
+	d, bound := l.decision, l.bound
+	l.mu.Unlock()
+	if d.OK() {
+		res.Outcome, res.Reason, res.Bound = OutcomeCompleted, ReasonNone, bound
+	} else {
+		res.decide(d)
+	}
+	l.summarize(res)
+}
+
+// summarize merges the shards into the result.
+func (l *burstLoad) summarize(res *BurstResult) {
+	res.Total = newCommandStats("totals")
+	res.Commands = nil
+	var lastEnd time.Duration
+	for _, s := range l.shards {
+		s.mu.Lock()
+		lastEnd = max(lastEnd, s.lastEnd)
+		s.mu.Unlock()
+	}
+	for i, name := range l.plan.CommandNames() {
+		c := newCommandStats(name)
+		for _, s := range l.shards {
+			s.mu.Lock()
+			c.merge(s.cmds[i])
+			s.mu.Unlock()
+		}
+		res.Commands = append(res.Commands, c)
+		res.Total.merge(c)
+	}
+	res.BytesWritten = min(l.bytes.Load(), l.plan.MaxBytes)
+	res.Interrupted = l.interrupted.Load()
+	res.Elapsed = lastEnd - l.warmEnd
+	if res.Elapsed <= 0 {
+		res.Elapsed = res.End.Sub(res.MeasureStart)
+	}
+}
+
+// mixSequence spreads the weights into one cycle (1:10 gives one SET and
+// ten GETs), so every client sends the exact ratio over each cycle.
+func mixSequence(mix []MixEntry) []int {
+	var seq []int
+	total := 0
+	for _, m := range mix {
+		total += m.Weight
+	}
+	// Smooth weighted round robin: the cycle interleaves rather than
+	// sending all GETs then all SETs.
+	cur := make([]int, len(mix))
+	for range total {
+		best := 0
+		for i, m := range mix {
+			cur[i] += m.Weight
+			if cur[i] > cur[best] {
+				best = i
+			}
+		}
+		cur[best] -= total
+		seq = append(seq, best)
+	}
+	return seq
+}
+
+// burstResult classifies one request's outcome.
+func burstResult(err error) Result {
+	if err == nil {
+		return ResultOK
+	}
+	if _, ok := err.(errorReply); ok {
+		return ResultError
+	}
+	var ne net.Error
+	if errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return ResultTimeout
+	}
+	return ResultError
+}
+
+// run is one client: claim due slots, send them as one pipeline, read the
+// replies, record. It owns one connection at a time; a broken one is
+// replaced on the next batch.
+func (l *burstLoad) run(ctx context.Context, ci int, lc *loadClient, conn *burstConn, shard *statShard, seq []int) {
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	plan := l.plan
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(ci)))
+	readGen, writeGen := plan.Keys.Gen(plan.Keys.GetPattern), plan.Keys.Gen(plan.Keys.SetPattern)
+	if plan.Keys.GetPattern == 'S' && plan.Keys.SetPattern == 'S' {
+		writeGen = readGen // one walk for both, as memtier's S:S
+	}
+	shared := valueBytes(max(plan.DataSize, plan.DataMax))
+	args := reqArgs{ttl: bulkString(strconv.FormatInt(plan.KeyTTL.Milliseconds(), 10))}
+	ops := make([]*burstOp, len(plan.Mix))
+	prefixes := make([][]byte, len(plan.Mix))
+	for m, e := range plan.Mix {
+		ops[m] = &burstOps[burstOpIndex(e.Op)]
+		prefixes[m] = []byte(burstKeyPrefix(plan.Namespace, ops[m].kind))
+	}
+	var keyBufs [mgetKeys][]byte
+	batch := make([]sample, plan.Pipeline)
+	intended := make([]time.Duration, plan.Pipeline)
+	pos := (ci * 7) % len(seq) // clients start at different points of the cycle
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var idleFrom time.Duration = -1
+
+	for !l.stopped.Load() {
+		now := time.Since(l.t0)
+		if now >= l.end {
+			l.stop(Decision{}, "test-time")
+			return
+		}
+		first, n, wait := l.pacer.claim(now, plan.Pipeline)
+		if n == 0 {
+			idleFrom = now
+			timer.Reset(min(wait, l.end) - now)
+			select {
+			case <-timer.C:
+			case <-l.stopCh:
+				return
+			}
+			continue
+		}
+		// The requests bound counts measured requests only.
+		measuredFrom := n
+		for j := range n {
+			intended[j] = l.pacer.due(first+int64(j), now)
+			if intended[j] >= l.warmEnd && measuredFrom == n {
+				measuredFrom = j
+			}
+		}
+		if plan.Requests > 0 && measuredFrom < n {
+			want := int64(n - measuredFrom)
+			if over := l.requests.Add(want) - plan.Requests; over > 0 {
+				n -= int(min(over, want))
+				if n <= measuredFrom {
+					l.stop(Decision{}, "requests")
+				}
+			}
+		}
+		var dialErr error
+		if conn == nil {
+			conn, dialErr = dialBurst(ctx, l.b.Endpoint, plan.Timeout, l.register)
+		}
+
+		var w []byte
+		if conn != nil {
+			w = conn.w[:0]
+		}
+		for j := range n {
+			m := seq[pos]
+			pos = (pos + 1) % len(seq)
+			op := ops[m]
+			gen := readGen
+			if op.write {
+				gen = writeGen
+			}
+			idx := gen.Next(rng)
+			for k := range op.keys {
+				v := idx
+				if k > 0 {
+					v = gen.Next(rng)
+				}
+				keyBufs[k] = strconv.AppendInt(append(keyBufs[k][:0], prefixes[m]...), v, 10)
+				args.keys[k] = keyBufs[k]
+			}
+			s := &batch[j]
+			*s = sample{op: m, measured: intended[j] >= l.warmEnd}
+			wireStart := len(w)
+			if op.write {
+				size := plan.DataSize
+				if plan.DataMax > plan.DataSize {
+					size += rng.IntN(plan.DataMax - plan.DataSize + 1)
+				}
+				args.value = shared[:size]
+				payload := int64(len(keyBufs[0]) + size)
+				if l.bytes.Add(payload) > plan.MaxBytes {
+					l.bytes.Add(-payload)
+					l.stop(Decision{}, "bytes")
+					n = j
+					break
+				}
+				args.elem = rng.IntN(hashFields * zsetMembers)
+				// Marked before it is sent: cleanup deletes it even if
+				// the reply never comes.
+				first := l.written.mark(op.kind, idx)
+				w = op.encode(w, &args)
+				if first && !op.ttlInline {
+					w = encodeExpire(w, &args)
+					s.extra = true
+				}
+			} else {
+				w = op.encode(w, &args)
+			}
+			s.out = int64(len(w) - wireStart)
+		}
+		if n == 0 {
+			return
+		}
+
+		lc.inflightFrom.Store(int64(intended[0]))
+		lc.inflightN.Store(int64(n))
+		ioErr := dialErr
+		if conn != nil {
+			conn.w = w
+			ioErr = conn.flush()
+		}
+		for j := range n {
+			s := &batch[j]
+			var err error
+			var rn, nils int64
+			if ioErr == nil {
+				rn, nils, err = conn.read()
+				if s.extra && (err == nil || burstResult(err) == ResultError) {
+					if _, _, xerr := conn.read(); xerr != nil {
+						if _, ok := xerr.(errorReply); !ok {
+							err = xerr
+						}
+					}
+				}
+				if err != nil {
+					if _, ok := err.(errorReply); !ok {
+						ioErr = err // the stream is lost: the rest fail alike
+					}
+				}
+			} else {
+				err = ioErr
+			}
+			end := time.Since(l.t0)
+			start := intended[j]
+			if idleFrom >= 0 && start > idleFrom {
+				// This client sat idle waiting for the slot: its timer's
+				// lateness is host jitter, not Redis latency (as the probe
+				// charges it, see chargeFrom).
+				start = max(start, now)
+			}
+			s.lat = end - start
+			s.res = burstResult(err)
+			s.hit, s.miss = ops[s.op].hitsOf(rn, nils, err)
+			if ops[s.op].hits == hitsBulk && rn > 0 {
+				s.in = rn
+			}
+			s.end = end
+			if s.res != ResultOK && l.isAborted() {
+				s.interrupted = true
+				l.interrupted.Add(1)
+			}
+			if s.measured && !s.interrupted && l.b.Recorder != nil {
+				l.b.Recorder.Record(s.op, s.res, s.lat)
+			}
+		}
+		lc.inflightN.Store(0)
+		idleFrom = -1
+		shard.add(batch[:n])
+		if ioErr != nil && conn != nil {
+			conn.Close()
+			conn = nil
+		}
+	}
+}
+
+func (l *burstLoad) isAborted() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.decision.OK()
+}
+
+// pacer hands out the slots of the total rate: slot k is due at k*interval
+// after the load began. With no rate every request is due when claimed.
+type pacer struct {
+	interval time.Duration
+	next     atomic.Int64
+}
+
+// claim returns up to max slots already due at now (the first slot and
+// their number) or, when none is due, when the next one will be.
+func (p *pacer) claim(now time.Duration, max int) (first int64, n int, wait time.Duration) {
+	if p.interval <= 0 {
+		return p.next.Add(int64(max)) - int64(max), max, 0
+	}
+	dueUpTo := int64(now/p.interval) + 1 // slots 0..dueUpTo-1 are due
+	for {
+		next := p.next.Load()
+		if next >= dueUpTo {
+			return 0, 0, time.Duration(next) * p.interval
+		}
+		k := min(int64(max), dueUpTo-next)
+		if p.next.CompareAndSwap(next, next+k) {
+			return next, int(k), 0
+		}
+	}
+}
+
+// due is when slot k was meant to go out; with no rate, now.
+func (p *pacer) due(k int64, now time.Duration) time.Duration {
+	if p.interval <= 0 {
+		return now
+	}
+	return time.Duration(k) * p.interval
+}
+
+// overdue counts the slots due for longer than older but not yet claimed
+// at now, and the age of the oldest: a stalled server leaves them waiting,
+// and they will be charged from their due time.
+func (p *pacer) overdue(now, older time.Duration) (int64, time.Duration) {
+	if p.interval <= 0 || now < older {
+		return 0, 0
+	}
+	next := p.next.Load()
+	dueUpTo := int64((now-older)/p.interval) + 1
+	if dueUpTo <= next {
+		return 0, 0
+	}
+	return dueUpTo - next, now - time.Duration(next)*p.interval
+}

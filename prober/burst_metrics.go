@@ -1,0 +1,108 @@
+package prober
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// BurstMetrics are the burst series beside the shared latency histogram
+// (which bursts feed with phase="burst" through Metrics.Commands).
+type BurstMetrics struct {
+	runs        *prometheus.CounterVec
+	decisions   *prometheus.CounterVec
+	lastOps     *prometheus.GaugeVec
+	lastLatency *prometheus.GaugeVec
+	lastEnd     *prometheus.GaugeVec
+	capacity    *prometheus.GaugeVec
+}
+
+// burstQuantiles are the quantile label values of
+// redis_prober_burst_last_latency_seconds.
+var burstQuantiles = []struct {
+	label string
+	q     float64
+}{{"0.5", 0.5}, {"0.99", 0.99}, {"0.999", 0.999}}
+
+var burstOutcomes = []Outcome{OutcomeCompleted, OutcomeAborted, OutcomeSkipped, OutcomeFailed}
+
+// NewBurstMetrics registers the burst series on reg.
+func NewBurstMetrics(reg prometheus.Registerer) *BurstMetrics {
+	m := &BurstMetrics{
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redis_prober_burst_runs_total",
+			Help: "Bursts by outcome: completed, aborted (by the governor or a stop), skipped (the governor refused to start), failed (could not start).",
+		}, []string{"target", "node", "plan", "outcome"}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redis_prober_burst_decisions_total",
+			Help: "Bursts by outcome and the governor's reason (replica, loading, fork, memory, busy, p99, errors, cancelled, info, connect; none when completed).",
+		}, []string{"target", "node", "plan", "outcome", "reason"}),
+		lastOps: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_burst_last_ops_per_second",
+			Help: "Measured throughput of the last burst that ran (completed or aborted).",
+		}, []string{"target", "node", "plan"}),
+		lastLatency: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_burst_last_latency_seconds",
+			Help: "Latency quantiles over all commands of the last burst that ran.",
+		}, []string{"target", "node", "plan", "quantile"}),
+		lastEnd: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_burst_last_end_timestamp_seconds",
+			Help: "When the last burst (of any outcome) ended, in Unix seconds.",
+		}, []string{"target", "node", "plan"}),
+		capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_capacity_ops_per_second",
+			Help: "Highest throughput that met the latency objective in the last step-load capacity search (0 when none did).",
+		}, []string{"target", "node", "plan"}),
+	}
+	reg.MustRegister(m.runs, m.decisions, m.lastOps, m.lastLatency, m.lastEnd, m.capacity)
+	return m
+}
+
+// Init creates the run counters of a node's plan at zero, so rate() and
+// increase() see the first burst. node is "" for a single server, as on
+// the probe's series.
+func (m *BurstMetrics) Init(target, node, plan string) {
+	for _, o := range burstOutcomes {
+		m.runs.WithLabelValues(target, node, plan, string(o))
+	}
+}
+
+// Observe records the outcome of one burst (or one step-load search).
+func (m *BurstMetrics) Observe(target, node string, r *BurstResult) {
+	plan := r.Plan.Name
+	m.runs.WithLabelValues(target, node, plan, string(r.Outcome)).Inc()
+	m.decisions.WithLabelValues(target, node, plan, string(r.Outcome), r.Reason).Inc()
+	m.lastEnd.WithLabelValues(target, node, plan).Set(float64(r.End.UnixNano()) / 1e9)
+	if r.Total == nil || r.Total.Ops == 0 {
+		return
+	}
+	m.lastOps.WithLabelValues(target, node, plan).Set(r.OpsPerSec())
+	for _, q := range burstQuantiles {
+		m.lastLatency.WithLabelValues(target, node, plan, q.label).Set(r.Total.Quantile(q.q).Seconds())
+	}
+}
+
+// ObserveCapacity records the result of a step-load search.
+func (m *BurstMetrics) ObserveCapacity(target, node, plan string, opsPerSec float64) {
+	m.capacity.WithLabelValues(target, node, plan).Set(opsPerSec)
+}
+
+// ForgetNode drops the series of one node, when its burst loop ends.
+func (m *BurstMetrics) ForgetNode(target, node string) {
+	l := prometheus.Labels{"target": target, "node": node}
+	m.runs.DeletePartialMatch(l)
+	m.decisions.DeletePartialMatch(l)
+	m.lastOps.DeletePartialMatch(l)
+	m.lastLatency.DeletePartialMatch(l)
+	m.lastEnd.DeletePartialMatch(l)
+	m.capacity.DeletePartialMatch(l)
+}
+
+// Forget drops every series of a target that was removed.
+func (m *BurstMetrics) Forget(target string) {
+	l := prometheus.Labels{"target": target}
+	m.runs.DeletePartialMatch(l)
+	m.decisions.DeletePartialMatch(l)
+	m.lastOps.DeletePartialMatch(l)
+	m.lastLatency.DeletePartialMatch(l)
+	m.lastEnd.DeletePartialMatch(l)
+	m.capacity.DeletePartialMatch(l)
+}

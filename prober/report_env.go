@@ -1,0 +1,154 @@
+package prober
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Environment is what a report needs to be read later: the Redis server
+// and its latency-relevant settings, the prober's host and the prober.
+type Environment struct {
+	Prober ProberEnv `json:"prober"`
+	Host   HostEnv   `json:"host"`
+	Redis  RedisEnv  `json:"redis"`
+}
+
+// ProberEnv names the prober build.
+type ProberEnv struct {
+	Version   string `json:"version"`
+	Revision  string `json:"revision,omitempty"`
+	GoVersion string `json:"go_version"`
+}
+
+// HostEnv is the host the prober ran on. It is the Redis host only when
+// Redis is local; RedisEnv.OS is what Redis says of its own kernel.
+type HostEnv struct {
+	Kernel     string `json:"kernel"`
+	THPEnabled string `json:"thp_enabled"`
+	THPDefrag  string `json:"thp_defrag"`
+	CPUModel   string `json:"cpu_model"`
+	CPUs       int    `json:"cpus"`
+}
+
+// RedisEnv is what INFO and CONFIG GET say.
+type RedisEnv struct {
+	Version    string            `json:"version"`
+	Mode       string            `json:"mode"`
+	OS         string            `json:"os"`
+	Role       string            `json:"role"`
+	UsedMemory int64             `json:"used_memory"`
+	MaxMemory  int64             `json:"maxmemory"`
+	Allocator  string            `json:"mem_allocator"`
+	IOThreads  string            `json:"io_threads_active"`
+	Config     map[string]string `json:"config"`
+	ConfigNote string            `json:"config_note,omitempty"`
+}
+
+// latencyConfig are the settings that move Redis latency, read with CONFIG
+// GET when the server allows it.
+var latencyConfig = []string{
+	"maxmemory", "maxmemory-policy", "appendonly", "appendfsync", "no-appendfsync-on-rewrite", "save",
+	"hz", "dynamic-hz", "io-threads", "io-threads-do-reads", "activedefrag", "active-defrag-cycle-max",
+	"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del", "lazyfree-lazy-user-del",
+	"jemalloc-bg-thread", "latency-tracking", "slowlog-log-slower-than", "tcp-backlog", "tcp-keepalive",
+	"timeout", "maxclients", "repl-diskless-sync", "rdbcompression", "disable-thp",
+}
+
+// HostPaths are the roots the host snapshot reads, flags in run mode
+// (--path.procfs, --path.sysfs) and fixtures in tests.
+type HostPaths struct {
+	Proc, Sys string
+}
+
+// SnapshotEnvironment reads the environment. What cannot be read stays
+// empty: a report is still worth having without CONFIG GET.
+func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths HostPaths, version, revision string) *Environment {
+	env := &Environment{
+		Prober: ProberEnv{Version: version, Revision: revision, GoVersion: runtime.Version()},
+		Host:   readHostEnv(paths),
+	}
+	if text, err := c.Info(ctx).Result(); err == nil {
+		info := ParseInfo(text)
+		env.Redis = RedisEnv{Version: info["redis_version"], Mode: info["redis_mode"], OS: info["os"],
+			Role: info["role"], Allocator: info["mem_allocator"], IOThreads: info["io_threads_active"]}
+		env.Redis.UsedMemory, _ = strconv.ParseInt(info["used_memory"], 10, 64)
+		env.Redis.MaxMemory, _ = strconv.ParseInt(info["maxmemory"], 10, 64)
+	}
+	env.Redis.Config = map[string]string{}
+	pipe := c.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(latencyConfig))
+	for i, k := range latencyConfig {
+		cmds[i] = pipe.ConfigGet(ctx, k)
+	}
+	_, _ = pipe.Exec(ctx)
+	failed := 0
+	for _, cmd := range cmds {
+		m, err := cmd.Result()
+		if err != nil {
+			failed++
+			continue
+		}
+		for k, v := range m {
+			env.Redis.Config[k] = v
+		}
+	}
+	if failed == len(cmds) {
+		env.Redis.ConfigNote = "CONFIG GET is not allowed on this server"
+	}
+	return env
+}
+
+func readHostEnv(p HostPaths) HostEnv {
+	h := HostEnv{CPUs: runtime.NumCPU()}
+	h.Kernel = readTrim(filepath.Join(p.Proc, "sys/kernel/osrelease"))
+	h.THPEnabled = activeMode(readTrim(filepath.Join(p.Sys, "kernel/mm/transparent_hugepage/enabled")))
+	h.THPDefrag = activeMode(readTrim(filepath.Join(p.Sys, "kernel/mm/transparent_hugepage/defrag")))
+	h.CPUModel = cpuModel(filepath.Join(p.Proc, "cpuinfo"))
+	return h
+}
+
+func readTrim(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// activeMode picks the bracketed mode of a sysfs choice file: "always
+// [madvise] never" is madvise.
+func activeMode(s string) string {
+	if i := strings.IndexByte(s, '['); i >= 0 {
+		if j := strings.IndexByte(s[i:], ']'); j > 0 {
+			return s[i+1 : i+j]
+		}
+	}
+	return s
+}
+
+func cpuModel(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "model name", "Model", "cpu model", "uarch":
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

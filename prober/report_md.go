@@ -1,0 +1,263 @@
+package prober
+
+import (
+	"embed"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+)
+
+//go:embed templates/steps.md.tmpl templates/chart.svg.tmpl
+var reportTemplates embed.FS
+
+var (
+	stepsMD  = template.Must(template.New("steps.md.tmpl").ParseFS(reportTemplates, "templates/steps.md.tmpl"))
+	chartSVG = template.Must(template.New("chart.svg.tmpl").Funcs(template.FuncMap{
+		"legendY":     func(i int) int { return 40 + 16*i },
+		"legendTextX": func(x int) int { return x + 18 },
+	}).ParseFS(reportTemplates, "templates/chart.svg.tmpl"))
+)
+
+type mdPair struct{ Name, Value string }
+
+type mdStep struct {
+	N                              int
+	Rate, Achieved, P50, P99, P999 string
+	Errors, Verdict                string
+}
+
+// WriteStepMarkdown writes the step-load report for a change ticket;
+// chartName is the SVG's file name, linked relative to the report.
+func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
+	if rep.StepPlan == nil || rep.Capacity == nil {
+		return fmt.Errorf("not a step-load report")
+	}
+	objective := time.Duration(rep.StepPlan.ObjectiveSeconds * float64(time.Second))
+	data := map[string]any{
+		"Target":       mdEscape(rep.Target),
+		"Start":        rep.Start.UTC().Format(time.RFC3339),
+		"Took":         rep.End.Sub(rep.Start).Round(time.Second).String(),
+		"Objective":    objective.String(),
+		"MaxErrors":    strconv.FormatFloat(100*rep.StepPlan.MaxErrorRatio, 'f', -1, 64) + "%",
+		"Capacity":     "",
+		"CapacityRate": thousands(rep.Capacity.Rate),
+		"Stop":         stopText(rep.Capacity.Stop),
+		"Chart":        chartName,
+	}
+	if rep.Capacity.OpsPerSec > 0 {
+		data["Capacity"] = thousands(rep.Capacity.OpsPerSec)
+	}
+	var steps []mdStep
+	for i, s := range rep.Steps {
+		verdict := "met"
+		if !s.Passed {
+			verdict = "failed: " + stopText(s.Why)
+		}
+		steps = append(steps, mdStep{N: i + 1, Rate: thousands(s.Rate), Achieved: thousands(s.Achieved),
+			P50: fmt.Sprintf("%.3f", s.P50Ms), P99: fmt.Sprintf("%.3f", s.P99Ms), P999: fmt.Sprintf("%.3f", s.P999Ms),
+			Errors: fmt.Sprintf("%.3f%%", 100*s.ErrorRate), Verdict: verdict})
+	}
+	data["Steps"] = steps
+	p := rep.Plan
+	var mix []string
+	for _, m := range p.Mix {
+		mix = append(mix, fmt.Sprintf("%s:%d", m.Op, m.Weight))
+	}
+	data["Plan"] = []mdPair{
+		{"clients (connections)", strconv.Itoa(p.Clients)},
+		{"pipeline", strconv.Itoa(p.Pipeline)},
+		{"commands (weights)", strings.Join(mix, ", ")},
+		{"keys", fmt.Sprintf("%s over %d..%d", p.KeyPattern, p.KeyMinimum, p.KeyMaximum)},
+		{"data size", dataSizeText(p)},
+		{"steps", fmt.Sprintf("from %s ops/s, +%s every %gs, at most %d steps%s", thousands(rep.StepPlan.Start),
+			thousands(rep.StepPlan.Increase), rep.StepPlan.StepSeconds, rep.StepPlan.MaxSteps, maxRateText(rep.StepPlan.MaxRate))},
+		{"warm-up per step", fmt.Sprintf("%gs", p.WarmupSeconds)},
+		{"bytes written at most", strconv.FormatInt(p.MaxBytes, 10)},
+		{"key prefix", "`" + mdEscape(p.KeyPrefix) + "`"},
+	}
+	var redisRows, hostRows []mdPair
+	if e := rep.Environment; e != nil {
+		redisRows = []mdPair{{"version", e.Redis.Version}, {"mode", e.Redis.Mode}, {"os", e.Redis.OS},
+			{"role", e.Redis.Role}, {"used_memory", strconv.FormatInt(e.Redis.UsedMemory, 10)},
+			{"allocator", e.Redis.Allocator}, {"io_threads_active", e.Redis.IOThreads}}
+		keys := make([]string, 0, len(e.Redis.Config))
+		for k := range e.Redis.Config {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			redisRows = append(redisRows, mdPair{k, "`" + mdEscape(e.Redis.Config[k]) + "`"})
+		}
+		if e.Redis.ConfigNote != "" {
+			redisRows = append(redisRows, mdPair{"config", e.Redis.ConfigNote})
+		}
+		hostRows = []mdPair{{"kernel", e.Host.Kernel}, {"transparent huge pages", e.Host.THPEnabled},
+			{"THP defrag", e.Host.THPDefrag}, {"CPU", fmt.Sprintf("%s × %d", e.Host.CPUModel, e.Host.CPUs)},
+			{"prober", e.Prober.Version + " (" + e.Prober.GoVersion + ")"}}
+	}
+	for i := range redisRows {
+		redisRows[i].Value = mdCell(redisRows[i].Value)
+	}
+	for i := range hostRows {
+		hostRows[i].Value = mdCell(hostRows[i].Value)
+	}
+	data["Redis"], data["Host"] = redisRows, hostRows
+	cleanup := fmt.Sprintf("The burst wrote %d distinct keys and unlinked them at the end; a SCAN of the namespace found nothing left.",
+		rep.Cleanup.KeysWritten)
+	if rep.Cleanup.KeysWritten < 0 {
+		cleanup = "The key range was too large to track; a SCAN of the namespace deleted what the burst wrote."
+	}
+	if rep.Cleanup.Error != "" {
+		cleanup = "Cleanup did not finish (" + mdEscape(rep.Cleanup.Error) + "); the keys left expire by their TTL."
+	}
+	data["Cleanup"] = cleanup
+	return stepsMD.Execute(w, data)
+}
+
+func dataSizeText(p PlanReport) string {
+	if p.DataSizeMax > p.DataSize {
+		return fmt.Sprintf("%d-%d bytes", p.DataSize, p.DataSizeMax)
+	}
+	return fmt.Sprintf("%d bytes", p.DataSize)
+}
+
+func maxRateText(r float64) string {
+	if r <= 0 {
+		return ""
+	}
+	return ", up to " + thousands(r) + " ops/s"
+}
+
+func stopText(s string) string {
+	switch s {
+	case "objective":
+		return "p99 above the objective"
+	case "errors":
+		return "errors above the budget"
+	case "saturated":
+		return "achieved throughput below 90% of the target (saturated)"
+	case "max-rate":
+		return "the highest rate allowed was reached"
+	case "max-steps":
+		return "the most steps allowed were run"
+	case "bytes":
+		return "the bytes-written bound was reached"
+	case ReasonP99:
+		return "aborted by the governor: sliding-window p99 above the abort threshold"
+	case ReasonCancelled:
+		return "cancelled"
+	}
+	return s
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", "\\|", "`", "'", "\n", " ").Replace(s)
+}
+
+func mdCell(s string) string {
+	if s == "" {
+		return "(unknown)"
+	}
+	return s
+}
+
+// thousands formats a rate as a whole number with thin separators.
+func thousands(f float64) string {
+	s := strconv.FormatInt(int64(math.Round(f)), 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+type svgTick struct {
+	Pos   float64
+	Label string
+}
+
+type svgDot struct{ X, Y float64 }
+
+type svgSeries struct {
+	Name, Color, Points string
+	Dots                []svgDot
+}
+
+// WriteStepChart draws p50, p99 and p99.9 against achieved throughput, on
+// a log latency axis, with the objective as a dashed line.
+func WriteStepChart(w io.Writer, rep *Report) error {
+	if rep.StepPlan == nil {
+		return fmt.Errorf("not a step-load report")
+	}
+	const W, H, left, right, top, bottom = 760, 420, 70, 730, 30, 370
+	objMs := rep.StepPlan.ObjectiveSeconds * 1e3
+	lo, hi := objMs, objMs
+	xMax := 0.0
+	for _, s := range rep.Steps {
+		for _, v := range []float64{s.P50Ms, s.P99Ms, s.P999Ms} {
+			if v > 0 {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+		xMax = math.Max(xMax, s.Achieved)
+	}
+	if xMax <= 0 {
+		xMax = 1
+	}
+	lo = math.Pow(10, math.Floor(math.Log10(lo)))
+	hi = math.Pow(10, math.Ceil(math.Log10(hi*1.01)))
+	y := func(ms float64) float64 {
+		ms = math.Max(ms, lo)
+		return bottom - (math.Log10(ms)-math.Log10(lo))/(math.Log10(hi)-math.Log10(lo))*(bottom-top)
+	}
+	x := func(ops float64) float64 { return left + ops/xMax*(right-left-20) }
+	var yt []svgTick
+	for v := lo; v <= hi*1.0001; v *= 10 {
+		yt = append(yt, svgTick{Pos: y(v), Label: strconv.FormatFloat(v, 'g', -1, 64)})
+	}
+	var xt []svgTick
+	step := niceStep(xMax / 5)
+	for v := 0.0; v <= xMax*1.0001; v += step {
+		xt = append(xt, svgTick{Pos: x(v), Label: thousands(v)})
+	}
+	series := []svgSeries{{Name: "p50", Color: "#1f77b4"}, {Name: "p99", Color: "#ff7f0e"}, {Name: "p99.9", Color: "#d62728"}}
+	for _, s := range rep.Steps {
+		for i, v := range []float64{s.P50Ms, s.P99Ms, s.P999Ms} {
+			d := svgDot{X: math.Round(x(s.Achieved)*10) / 10, Y: math.Round(y(v)*10) / 10}
+			series[i].Dots = append(series[i].Dots, d)
+			series[i].Points += fmt.Sprintf("%g,%g ", d.X, d.Y)
+		}
+	}
+	objective := time.Duration(rep.StepPlan.ObjectiveSeconds * float64(time.Second))
+	return chartSVG.Execute(w, map[string]any{
+		"W": W, "H": H, "Left": left, "Right": right, "Top": top, "Bottom": bottom,
+		"Title":  html.EscapeString("Step load on " + rep.Target),
+		"TitleX": (left + right) / 2, "LabelX": left - 6, "XLabelY": bottom + 16, "XTitleY": bottom + 38,
+		"YTitleY": (top + bottom) / 2, "LegendX": left + 12,
+		"YTicks": yt, "XTicks": xt, "Series": series,
+		"ObjectiveY": y(objMs), "ObjectiveLabelY": y(objMs) - 5, "Objective": html.EscapeString(objective.String()),
+	})
+}
+
+// niceStep rounds a tick step to 1, 2 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	if raw <= 0 {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if raw <= m*p {
+			return m * p
+		}
+	}
+	return 10 * p
+}

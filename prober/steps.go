@@ -1,0 +1,179 @@
+package prober
+
+import (
+	"context"
+	"time"
+)
+
+// StepPlan is a step-load capacity search: the rate starts at Start and
+// rises by Increase every StepTime until the p99 exceeds Objective, errors
+// exceed MaxErrorRatio, the server cannot keep up, MaxRate or MaxSteps is
+// reached, or the governor aborts.
+type StepPlan struct {
+	Start         float64
+	Increase      float64
+	MaxRate       float64 // 0: no ceiling but MaxSteps
+	StepTime      time.Duration
+	MaxSteps      int
+	Objective     time.Duration
+	MaxErrorRatio float64
+}
+
+// minAchieved is the share of its target rate a step must reach: below it
+// the server (or the prober) is saturated and the latency of a higher
+// rate would not be measured, only queued.
+const minAchieved = 0.9
+
+// Validate checks the search's ranges.
+func (s StepPlan) Validate() error {
+	switch {
+	case s.Start <= 0:
+		return fieldErr("step-start", "%v must be above 0", s.Start)
+	case s.Increase <= 0:
+		return fieldErr("step-increase", "%v must be above 0", s.Increase)
+	case s.MaxRate < 0 || (s.MaxRate > 0 && s.MaxRate < s.Start):
+		return fieldErr("step-max-rate", "%v must be 0 (none) or at least the start rate %v", s.MaxRate, s.Start)
+	case s.StepTime < 100*time.Millisecond:
+		return fieldErr("step-duration", "%v must be at least 100ms", s.StepTime)
+	case s.MaxSteps < 1 || s.MaxSteps > 1000:
+		return fieldErr("step-max-steps", "%d must be from 1 to 1000", s.MaxSteps)
+	case s.Objective <= 0:
+		return fieldErr("objective", "must be above 0")
+	case s.MaxErrorRatio < 0 || s.MaxErrorRatio > 1:
+		return fieldErr("step-max-errors", "%v must be from 0 to 1", s.MaxErrorRatio)
+	}
+	return nil
+}
+
+// Steps returns how many steps the search can take at most.
+func (s StepPlan) Steps() int {
+	n := s.MaxSteps
+	if s.MaxRate > 0 {
+		n = min(n, int((s.MaxRate-s.Start)/s.Increase)+1)
+	}
+	return n
+}
+
+// Duration is the longest the search can last.
+func (s StepPlan) Duration(warmup time.Duration) time.Duration {
+	return time.Duration(s.Steps()) * (s.StepTime + warmup)
+}
+
+// StepRow is one step of the search.
+type StepRow struct {
+	Rate     float64 // target ops/s
+	Achieved float64 // measured ops/s
+	Passed   bool
+	Why      string // why the step failed, empty when it passed
+	Result   BurstResult
+}
+
+// StepResult is the whole search.
+type StepResult struct {
+	Plan     BurstPlan
+	Steps    []StepRow
+	Capacity float64 // achieved ops/s of the highest passing step, 0 if none
+	Rate     float64 // target rate of that step
+	// Stop says why the search ended: objective, errors, saturated,
+	// max-rate, max-steps, bytes, or the governor's reason.
+	Stop string
+	// Final is the search as one burst: its outcome, reason, totals of all
+	// steps, cleanup figures.
+	Final BurstResult
+}
+
+// RunSteps runs a step-load search with plan's shape (its Rate, TestTime
+// and Requests are the steps'). The governor admits it once and watches
+// every step; keys are deleted once at the end, whatever ended it.
+func (b *Burster) RunSteps(ctx context.Context, plan BurstPlan, sp StepPlan) StepResult {
+	out := StepResult{Plan: plan}
+	final := BurstResult{Plan: plan, Start: time.Now(), KeysWritten: -1}
+	admit := plan
+	admit.Rate, admit.TestTime = 0, sp.Duration(plan.Warmup)
+	if d := b.Admit(ctx, admit, &final); !d.OK() {
+		final.decide(d)
+		out.Stop, out.Final = d.Reason, final
+		b.logResult(&final)
+		return out
+	}
+	written := newWrittenKeys(plan)
+	total := newCommandStats("totals")
+	var elapsed time.Duration
+	var bytes int64
+	final.Outcome, final.Reason = OutcomeCompleted, ReasonNone
+	for i := range sp.Steps() {
+		rate := sp.Start + float64(i)*sp.Increase
+		p := plan
+		p.Rate, p.TestTime, p.Requests = rate, sp.StepTime, 0
+		p.MaxBytes = plan.MaxBytes - bytes
+		if p.MaxBytes <= 0 {
+			out.Stop = "bytes"
+			break
+		}
+		res := BurstResult{Plan: p, KeysWritten: -1}
+		b.load(ctx, p, written, &res)
+		bytes += res.BytesWritten
+		if res.Total != nil {
+			total.merge(res.Total)
+			elapsed += res.Elapsed
+		}
+		row := StepRow{Rate: rate, Achieved: res.OpsPerSec(), Result: res}
+		row.Why = stepVerdict(sp, &res)
+		row.Passed = row.Why == ""
+		out.Steps = append(out.Steps, row)
+		if b.Log != nil {
+			b.Log.Info("step", "rate", rate, "achieved", int64(row.Achieved), "p99", p99Of(&res), "passed", row.Passed, "why", row.Why)
+		}
+		if res.Outcome != OutcomeCompleted {
+			final.Outcome, final.Reason, final.Detail = res.Outcome, res.Reason, res.Detail
+		}
+		if !row.Passed {
+			out.Stop = row.Why
+			break
+		}
+		out.Capacity, out.Rate = row.Achieved, rate
+		if res.Bound == "bytes" {
+			out.Stop = "bytes"
+			break
+		}
+	}
+	if out.Stop == "" {
+		out.Stop = "max-steps"
+		if sp.MaxRate > 0 && sp.Start+float64(len(out.Steps))*sp.Increase > sp.MaxRate {
+			out.Stop = "max-rate"
+		}
+	}
+	final.End = time.Now()
+	if len(out.Steps) > 0 {
+		final.MeasureStart = out.Steps[0].Result.MeasureStart
+	}
+	final.Total, final.Elapsed, final.BytesWritten, final.Bound = total, elapsed, bytes, out.Stop
+	b.cleanup(ctx, plan, written, &final)
+	out.Final = final
+	b.logResult(&final)
+	return out
+}
+
+// stepVerdict says why a step fails the objective, or "" when it passes.
+func stepVerdict(sp StepPlan, r *BurstResult) string {
+	switch {
+	case r.Outcome == OutcomeAborted || r.Outcome == OutcomeFailed || r.Outcome == OutcomeSkipped:
+		return r.Reason
+	case r.Total == nil || r.Total.Ops == 0:
+		return "no-replies"
+	case float64(r.Total.Errors+r.Total.Timeouts) > sp.MaxErrorRatio*float64(r.Total.Ops):
+		return "errors"
+	case r.Total.Quantile(0.99) > sp.Objective:
+		return "objective"
+	case r.OpsPerSec() < minAchieved*r.Plan.Rate:
+		return "saturated"
+	}
+	return ""
+}
+
+func p99Of(r *BurstResult) time.Duration {
+	if r.Total == nil {
+		return 0
+	}
+	return r.Total.Quantile(0.99)
+}

@@ -148,7 +148,7 @@ func TestParseListCount(t *testing.T) {
 
 func TestReadProcessChecksIdentity(t *testing.T) {
 	paths := Paths{ProcFS: "testdata/hosts/untuned/proc", SysFS: "testdata/hosts/untuned/sys"}
-	ps, err := ReadProcess(paths, 1021, 6379)
+	ps, err := ReadProcess(paths, Identity{PID: 1021, TCPPort: 6379})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,11 +156,11 @@ func TestReadProcessChecksIdentity(t *testing.T) {
 		t.Errorf("stats: %+v", ps)
 	}
 	// The same PID listening on another port is another Redis.
-	if _, err := ReadProcess(paths, 1021, 6380); !isNoData(err) {
+	if _, err := ReadProcess(paths, Identity{PID: 1021, TCPPort: 6380}); !isNoData(err) {
 		t.Errorf("wrong port: err %v, want ErrNoData", err)
 	}
 	// A PID that is not there (another PID namespace).
-	if _, err := ReadProcess(paths, 99999, 6379); !isNoData(err) {
+	if _, err := ReadProcess(paths, Identity{PID: 99999, TCPPort: 6379}); !isNoData(err) {
 		t.Errorf("absent pid: err %v, want ErrNoData", err)
 	}
 	// A PID that is some other program.
@@ -171,7 +171,7 @@ func TestReadProcessChecksIdentity(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "5", "status"), []byte("Name:\tbash\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadProcess(Paths{ProcFS: dir}, 5, 6379); !isNoData(err) {
+	if _, err := ReadProcess(Paths{ProcFS: dir}, Identity{PID: 5, TCPPort: 6379}); !isNoData(err) {
 		t.Errorf("not redis: err %v, want ErrNoData", err)
 	}
 }
@@ -200,5 +200,51 @@ func TestHumanBytes(t *testing.T) {
 		if got := humanBytes(in); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestParseStartAndBootTime(t *testing.T) {
+	start, err := parseStartTime([]byte(readFixture(t, "captured/redis-stat")))
+	if err != nil || start <= 0 {
+		t.Errorf("captured stat: %v %v", start, err)
+	}
+	// A name with spaces and parentheses does not shift the fields.
+	line := "42 (redis (srv) x) S 1 42 42 0 -1 4194560 1 0 0 0 3 4 0 0 20 0 5 0 12345 1000 200 18446744073709551615\n"
+	if got, err := parseStartTime([]byte(line)); err != nil || got != 123.45 {
+		t.Errorf("parseStartTime = %v, %v; want 123.45", got, err)
+	}
+	if _, err := parseStartTime([]byte("42 (x) S 1")); err == nil {
+		t.Error("short stat: no error")
+	}
+	if bt, err := parseBootTime([]byte(readFixture(t, "captured/stat"))); err != nil || bt < 1e9 {
+		t.Errorf("btime %d %v", bt, err)
+	}
+}
+
+func TestReadProcessChecksStartTime(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("stat", "cpu  1 2 3\nbtime 1700000000\n")
+	write("9/status", "Name:\tredis-server\nVmRSS:\t100 kB\nVmSwap:\t0 kB\n")
+	// Started 1000 s after boot.
+	write("9/stat", "9 (redis-server) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100000 1000 200\n")
+	paths := Paths{ProcFS: dir}
+	if _, err := ReadProcess(paths, Identity{PID: 9, Started: 1700001000 + 2}); err != nil {
+		t.Errorf("same start: %v", err)
+	}
+	if _, err := ReadProcess(paths, Identity{PID: 9, Started: 1700005000}); !isNoData(err) {
+		t.Errorf("other start: err %v, want ErrNoData", err)
+	}
+	if _, err := ReadProcess(paths, Identity{PID: 9}); err != nil {
+		t.Errorf("start unknown: %v", err)
 	}
 }

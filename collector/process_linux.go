@@ -162,12 +162,76 @@ func parseListCount(s string) (int, error) {
 // isRedisProcess tells the process names accepted as the Redis server.
 func isRedisProcess(name string) bool { return name == "redis-server" || name == "valkey-server" }
 
-// ReadProcess reads the Redis process pid from /proc, after checking that it
-// is really the server we talk to: its name is redis-server (or
-// valkey-server), and when its title shows a listening port, that port is
-// tcpPort. A PID from another namespace, or a process we may not read, is
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every
+// Linux architecture Go supports.
+const clockTicks = 100
+
+// parseStartTime returns the start time of a process, in seconds after boot,
+// from /proc/<pid>/stat (field 22; the name in parentheses may hold spaces).
+func parseStartTime(stat []byte) (float64, error) {
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("stat: no command name")
+	}
+	f := strings.Fields(s[i+1:])
+	// After the name: state is field 3, starttime field 22.
+	if len(f) < 20 {
+		return 0, errors.New("stat: too few fields")
+	}
+	ticks, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("stat: starttime: %w", err)
+	}
+	return float64(ticks) / clockTicks, nil
+}
+
+// parseBootTime returns btime of /proc/stat.
+func parseBootTime(stat []byte) (int64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(stat))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "btime "); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, errors.New("stat: no btime")
+}
+
+// startSlack is how far the process start time may be from the one INFO
+// implies (uptime_in_seconds is whole seconds).
+const startSlack = 5.0
+
+// Identity is what INFO says about the process, to tell it from another
+// process with the same PID in another namespace.
+type Identity struct {
+	PID     int
+	TCPPort int
+	// Started is the Unix time the server started (server_time_usec -
+	// uptime_in_seconds); 0 when unknown.
+	Started float64
+}
+
+// IdentityFromInfo reads the process identity from INFO.
+func IdentityFromInfo(info Info) Identity {
+	pid, _ := info.Int("process_id")
+	port, _ := info.Int("tcp_port")
+	id := Identity{PID: int(pid), TCPPort: int(port)}
+	now, ok1 := info.Float("server_time_usec")
+	up, ok2 := info.Float("uptime_in_seconds")
+	if ok1 && ok2 && now > 0 {
+		id.Started = now/1e6 - up
+	}
+	return id
+}
+
+// ReadProcess reads the Redis process from /proc, after checking that it is
+// really the server we talk to: its name is redis-server (or
+// valkey-server), when its title shows a listening port that port is the
+// server's, and when the start times are readable it started when INFO
+// says. A PID from another namespace, or a process we may not read, is
 // ErrNoData.
-func ReadProcess(paths Paths, pid int, tcpPort int) (*ProcessStats, error) {
+func ReadProcess(paths Paths, id Identity) (*ProcessStats, error) {
+	pid, tcpPort := id.PID, id.TCPPort
 	if pid <= 0 {
 		return nil, fmt.Errorf("no process_id in INFO: %w", ErrNoData)
 	}
@@ -186,6 +250,11 @@ func ReadProcess(paths Paths, pid int, tcpPort int) (*ProcessStats, error) {
 	if cmd, err := readFile(filepath.Join(dir, "cmdline")); err == nil && tcpPort > 0 {
 		if port, ok := titlePort(cmd); ok && port != tcpPort {
 			return nil, fmt.Errorf("pid %d listens on port %d, not %d (another Redis): %w", pid, port, tcpPort, ErrNoData)
+		}
+	}
+	if id.Started > 0 {
+		if err := checkStarted(paths, dir, id.Started); err != nil {
+			return nil, fmt.Errorf("pid %d: %w", pid, err)
 		}
 	}
 	ps := &ProcessStats{
@@ -212,6 +281,28 @@ func ReadProcess(paths Paths, pid int, tcpPort int) (*ProcessStats, error) {
 		}
 	}
 	return ps, nil
+}
+
+// checkStarted compares the process start time with the server's. Missing
+// files skip the comparison; a mismatch is another process.
+func checkStarted(paths Paths, dir string, started float64) error {
+	st, err := readFile(filepath.Join(dir, "stat"))
+	if err != nil {
+		return nil
+	}
+	boot, err := readFile(paths.proc("stat"))
+	if err != nil {
+		return nil
+	}
+	after, err1 := parseStartTime(st)
+	btime, err2 := parseBootTime(boot)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	if d := float64(btime) + after - started; d > startSlack || d < -startSlack {
+		return fmt.Errorf("started %.0fs apart from the server we talk to (another Redis): %w", d, ErrNoData)
+	}
+	return nil
 }
 
 // titlePort finds the port in a redis-server process title such as

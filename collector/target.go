@@ -161,9 +161,7 @@ func (t *Target) Refresh(ctx context.Context) {
 	if on["process"] || on["checks"] {
 		start = time.Now()
 		if procErr = infoErr; procErr == nil {
-			pid, _ := s.Info.Int("process_id")
-			port, _ := s.Info.Int("tcp_port")
-			s.Process, procErr = ReadProcess(t.cfg.Paths, int(pid), int(port))
+			s.Process, procErr = ReadProcess(t.cfg.Paths, IdentityFromInfo(s.Info))
 		}
 		record("process", start, procErr)
 	}

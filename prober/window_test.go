@@ -1,0 +1,128 @@
+package prober
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestWinIndexBounds(t *testing.T) {
+	// Every value maps into a bucket whose middle is within the promised
+	// relative error, across the whole range.
+	for d := time.Duration(1 << winMinExp); d < 30*time.Second; d = d*21/20 + 1 {
+		got := winValue(winIndex(d))
+		if rel := math.Abs(float64(got-d)) / float64(d); rel > 0.065 {
+			t.Fatalf("%v reads back as %v (%.1f%% off)", d, got, rel*100)
+		}
+	}
+	for _, tc := range []struct {
+		d    time.Duration
+		want int
+	}{
+		{0, 0}, {-time.Second, 0}, {500 * time.Nanosecond, 0}, {time.Hour, winBuckets - 1},
+	} {
+		if got := winIndex(tc.d); got != tc.want {
+			t.Errorf("winIndex(%v) = %d, want %d", tc.d, got, tc.want)
+		}
+	}
+}
+
+func within(t *testing.T, what string, got, want time.Duration) {
+	t.Helper()
+	if rel := math.Abs(float64(got-want)) / float64(want); rel > 0.07 {
+		t.Errorf("%s = %v, want %v ±7%%", what, got, want)
+	}
+}
+
+func TestChangeWindowBeforeAndAfter(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := NewChangeWindow([]string{"get", "set"}, 30*time.Minute, t0)
+	if w.Before() != nil || w.After() != nil {
+		t.Fatal("before and after must be empty until a change is marked")
+	}
+	// 1000 gets: 990 at 100µs, 10 at 2ms -> p50 100µs, p99 100µs, p99.9 2ms.
+	for i := range 1000 {
+		d := 100 * time.Microsecond
+		if i%100 == 0 {
+			d = 2 * time.Millisecond
+		}
+		w.ObserveSample(0, ResultOK, d)
+	}
+	w.ObserveSample(7, ResultOK, time.Second) // unknown command: ignored
+	w.Mark(t0.Add(time.Minute))
+	if at, ok := w.Changed(); !ok || !at.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("Changed() = %v, %v", at, ok)
+	}
+	// After the change get is three times slower.
+	for range 500 {
+		w.ObserveSample(0, ResultOK, 300*time.Microsecond)
+	}
+	before, after := w.Before(), w.After()
+	if before[0].Count != 1000 || before[1].Count != 0 {
+		t.Fatalf("before counts = %d, %d; want 1000, 0", before[0].Count, before[1].Count)
+	}
+	within(t, "before p50", before[0].P50, 100*time.Microsecond)
+	within(t, "before p99", before[0].P99, 100*time.Microsecond)
+	within(t, "before p99.9", before[0].P999, 2*time.Millisecond)
+	if after[0].Count != 500 {
+		t.Fatalf("after count = %d, want 500", after[0].Count)
+	}
+	within(t, "after p99", after[0].P99, 300*time.Microsecond)
+}
+
+func TestChangeWindowSlides(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := NewChangeWindow([]string{"ping"}, 30*time.Second, t0) // 1 s slots
+	w.ObserveSample(0, ResultOK, time.Millisecond)
+	w.Advance(t0.Add(10 * time.Second))
+	w.ObserveSample(0, ResultOK, time.Millisecond)
+	if got := w.Current()[0].Count; got != 2 {
+		t.Fatalf("count within the window = %d, want 2", got)
+	}
+	w.Advance(t0.Add(30 * time.Second)) // the first sample's slot falls out
+	if got := w.Current()[0].Count; got != 1 {
+		t.Fatalf("count after sliding = %d, want 1", got)
+	}
+	w.Advance(t0.Add(time.Hour)) // asleep for longer than the window
+	if got := w.Current()[0].Count; got != 0 {
+		t.Fatalf("count after a long pause = %d, want 0", got)
+	}
+	w.ObserveSample(0, ResultOK, time.Millisecond)
+	if got := w.Current()[0].Count; got != 1 {
+		t.Fatalf("a sample after the pause: count = %d, want 1", got)
+	}
+}
+
+type countingRecorder struct{ n int }
+
+func (c *countingRecorder) Record(int, Result, time.Duration) { c.n++ }
+func (c *countingRecorder) SetUp(bool)                        {}
+func (c *countingRecorder) RecordLag(time.Duration)           {}
+
+func TestTapRecorder(t *testing.T) {
+	rec := &countingRecorder{}
+	if got := TapRecorder(rec, nil); got != Recorder(rec) {
+		t.Fatal("a nil sink must return the recorder itself")
+	}
+	w := NewChangeWindow([]string{"get"}, time.Minute, time.Now())
+	tap := TapRecorder(rec, w)
+	tap.Record(0, ResultOK, time.Millisecond)
+	if rec.n != 1 || w.Current()[0].Count != 1 {
+		t.Fatalf("recorder saw %d, window %d; want 1 and 1", rec.n, w.Current()[0].Count)
+	}
+}
+
+func TestChangeWindowObserveDoesNotAllocate(t *testing.T) {
+	w := NewChangeWindow([]string{"get", "set"}, time.Minute, time.Now())
+	tap := TapRecorder(&countingRecorder{}, w)
+	if n := testing.AllocsPerRun(1000, func() { tap.Record(1, ResultOK, 250*time.Microsecond) }); n != 0 {
+		t.Fatalf("Record through the tap allocates %v times per call", n)
+	}
+}
+
+func BenchmarkChangeWindowObserve(b *testing.B) {
+	w := NewChangeWindow([]string{"get", "set"}, time.Minute, time.Now())
+	for i := 0; b.Loop(); i++ {
+		w.ObserveSample(i&1, ResultOK, time.Duration(i&0xffff)*time.Microsecond)
+	}
+}

@@ -244,8 +244,8 @@ func addBurstRunFlags(g flagGroup) extension {
 		if err != nil {
 			return nil, err
 		}
-		if *interval < 2*plan.Duration() {
-			return nil, usagef("--burst.interval: %v must be at least twice the burst (%v)", *interval, plan.Duration())
+		if *interval <= plan.Duration() {
+			return nil, usagef("--burst.interval: %v must be longer than the burst (%v with warm-up)", *interval, plan.Duration())
 		}
 		if *maxConcurrent < 1 {
 			return nil, usagef("--burst.max-concurrent: must be at least 1")
@@ -263,8 +263,8 @@ func addBurstRunFlags(g flagGroup) extension {
 			if sp.Start > sp.MaxRate {
 				return nil, usagef("--burst.step-start: %v is above --burst.rate %v", sp.Start, plan.Rate)
 			}
-			if d := sp.Duration(plan.Warmup); *interval < 2*d {
-				return nil, usagef("--burst.interval: %v must be at least twice the step search (%v)", *interval, d)
+			if d := sp.Duration(plan.Warmup); *interval <= d {
+				return nil, usagef("--burst.interval: %v must be longer than the step search (%v)", *interval, d)
 			}
 			plan.KeyTTL = sp.Duration(plan.Warmup) + time.Minute
 			cfg.Plan, cfg.Steps = plan, &sp

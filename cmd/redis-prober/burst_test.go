@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redis-prober/redis-prober/internal/redistest"
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+func runBurst(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := realMain(append([]string{"burst"}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestBurstCommandEndToEnd(t *testing.T) {
+	srv := redistest.Start(t)
+	out := filepath.Join(t.TempDir(), "burst.json")
+	code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--test-time=1", "--warmup=0", "--clients=2",
+		"--pipeline=4", "--ratio=1:3", "--rate=2000", "--key-maximum=999", "--json-out-file="+out,
+		"--print-percentiles=50,99,99.9,99.99")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	for _, want := range []string{"ALL STATS", "Sets", "Gets", "Totals", "p99.99 Latency", "KB/sec"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.ContainsAny(stdout, "\r\x1b") {
+		t.Error("a progress bar was drawn on a stdout that is not a terminal")
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep prober.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Schema != prober.ReportSchema || rep.Outcome != prober.OutcomeCompleted || len(rep.Trials) != 1 {
+		t.Fatalf("report: schema %q, outcome %s, %d trials", rep.Schema, rep.Outcome, len(rep.Trials))
+	}
+	tr := rep.Trials[0]
+	if tr.Totals.Ops < 1000 || len(tr.Commands) != 2 || tr.Commands[0].Command != "set" {
+		t.Fatalf("trial: %+v", tr)
+	}
+	if rep.Plan.Clients != 2 || rep.Plan.Rate != 2000 || rep.Environment == nil || rep.Environment.Redis.Version == "" ||
+		rep.Environment.Redis.Config["maxmemory-policy"] == "" || rep.Environment.Host.CPUs < 1 {
+		t.Fatalf("plan or environment missing: %+v %+v", rep.Plan, rep.Environment)
+	}
+	h, err := prober.DecodeHistogram(tr.Totals.Latency.Histogram)
+	if err != nil || h.TotalCount() != tr.Totals.Ops {
+		t.Fatalf("histogram: %v", err)
+	}
+	if keys := srv.Keys(t.Context(), "redis-prober:*"); len(keys) != 0 {
+		t.Fatalf("keys left: %v", keys)
+	}
+}
+
+func TestBurstCommandStepReport(t *testing.T) {
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--step", "--step-start=500", "--step-increase=500",
+		"--step-duration=0.3", "--step-max-steps=2", "--objective=50ms", "--warmup=0", "--clients=2",
+		"--report="+filepath.Join(dir, "capacity.md"), "--json-out-file="+filepath.Join(dir, "capacity.json"))
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "STEP LOAD") || !strings.Contains(stdout, "Capacity:") {
+		t.Fatalf("stdout:\n%s", stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "capacity.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "(capacity.svg)") || !strings.Contains(string(md), "| 2 | 1,000 |") {
+		t.Fatalf("report:\n%s", md)
+	}
+	if svg, err := os.ReadFile(filepath.Join(dir, "capacity.svg")); err != nil || !strings.HasPrefix(string(svg), "<svg") {
+		t.Fatalf("chart: %v", err)
+	}
+}
+
+func TestBurstCommandSkipExitsOne(t *testing.T) {
+	srv := redistest.Start(t, "maxmemory 2mb")
+	code, _, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--test-time=1", "--warmup=0", "--ratio=1:0",
+		"--data-size=4096", "--key-maximum=100000")
+	if code != 1 || !strings.Contains(stderr, "skipped (memory)") {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+}
+
+func TestBurstBadFlagsExit2(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"burst", "--clients=0"}, "--clients"},
+		{[]string{"burst", "--ratio=x"}, "--ratio"},
+		{[]string{"burst", "--commands=get,flushall"}, "--commands"},
+		{[]string{"burst", "--key-pattern=Q:R"}, "--key-pattern"},
+		{[]string{"burst", "--key-pattern=Z:Z", "--key-zipf-exp=9"}, "--key-zipf-exp"},
+		{[]string{"burst", "--key-minimum=10", "--key-maximum=5"}, "--key-maximum"},
+		{[]string{"burst", "--test-time=soon"}, "--test-time"},
+		{[]string{"burst", "--data-size-range=9-3"}, "--data-size-range"},
+		{[]string{"burst", "--print-percentiles=200"}, "--print-percentiles"},
+		{[]string{"burst", "--key-prefix=nosep"}, "--key-prefix"},
+		{[]string{"burst", "--report=x.md"}, "--report"},
+		{[]string{"burst", "--step", "--step-start=0"}, "--step-start"},
+		{[]string{"burst", "--memory-headroom=1"}, "--memory-headroom"},
+		{[]string{"burst", "--redis.addr=a:1", "--redis.addr=b:1"}, "--redis.addr"},
+		{[]string{"run", "--burst.clients=0"}, "--burst.clients"},
+		{[]string{"run", "--burst.rate=0"}, "--burst.rate"},
+		{[]string{"run", "--burst.interval=10s"}, "--burst.interval"},
+		{[]string{"run", "--burst.abort-p99=-1s"}, "--burst.abort-p99"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := realMain(tc.args, &stdout, &stderr)
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if code != 2 || !strings.Contains(lines[len(lines)-1], tc.want) {
+				t.Fatalf("exit %d, stderr %q; want exit 2 naming %s", code, stderr.String(), tc.want)
+			}
+		})
+	}
+}

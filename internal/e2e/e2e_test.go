@@ -25,11 +25,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // soon as a pending metric shows up, so this list only shrinks: remove an
 // entry when its feature lands (and wire its flags into proberArgs).
 var pendingMetrics = []string{
-	// Issue 3, bursts and step-load capacity (flags --burst.*).
-	"redis_prober_burst_runs_total",
-	"redis_prober_burst_last_ops_per_second",
-	"redis_prober_burst_last_latency_seconds",
-	"redis_prober_capacity_ops_per_second",
 	// Issue 7, change markers.
 	"redis_prober_changes_total",
 	"redis_prober_change_last_timestamp_seconds",
@@ -52,6 +47,18 @@ var proberArgs = []string{
 	"--probe.connect-interval=1s",
 	"--probe.intrinsic-interval=100ms",
 	"--collector.refresh-interval=500ms",
+	// A short step-load every few seconds: burst latency, the last burst's
+	// figures and the capacity at the objective.
+	"--burst.interval=5s",
+	"--burst.step",
+	"--burst.test-time=1s",
+	"--burst.clients=2",
+	"--burst.rate=600",
+	"--burst.warmup=0s",
+	"--burst.step-start=200",
+	"--burst.step-increase=200",
+	"--burst.step-duration=500ms",
+	"--burst.step-max-steps=3",
 	"--log.level=warn",
 }
 
@@ -74,8 +81,11 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 		t.Fatalf("no alerts/*.yml: %v", err)
 	}
 
+	began := time.Now()
+	t.Cleanup(func() { t.Logf("e2e took %v in all", time.Since(began).Round(time.Second)) })
 	srv := redistest.Start(t)
 	bin := buildProber(t, root)
+	t.Logf("prober built in %v", time.Since(began).Round(time.Second))
 	p := startProber(t, bin, srv.URL(), proberArgs...)
 	prom := promtest.Start(t, promtest.Config{Targets: []string{p.addr}, RuleFiles: ruleFiles})
 	ctx, cancel := context.WithTimeout(context.Background(), dataWait+30*time.Second)
@@ -120,8 +130,10 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 		excused["redis_prober_server_latency_seconds"] = fmt.Sprintf("redis-server %d has no LATENCY HISTOGRAM", major)
 	}
 	why := func(c check) string { return excuse(metricsOf(c.expr, recorded), excused) }
-	deadline := time.Now().Add(dataWait)
+	start := time.Now()
+	deadline := start.Add(dataWait)
 	remaining := checks
+	var last string // the slowest query to get data, to tune the wait
 	for {
 		var next []check
 		waiting := false
@@ -133,6 +145,8 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 			case len(got) == 0 && c.mustHaveData:
 				next = append(next, c)
 				waiting = waiting || why(c) == ""
+			case c.mustHaveData:
+				last = fmt.Sprintf("%s after %v", c.where, time.Since(start).Round(time.Second))
 			}
 		}
 		remaining = next
@@ -151,8 +165,8 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 		missing++
 		t.Errorf("no data after %v: %s\n%s", dataWait, c.where, c.expr)
 	}
-	t.Logf("%d expressions evaluated: %d with data, %d allowed empty, %d missing",
-		len(checks), len(checks)-len(remaining), allowed, missing)
+	t.Logf("%d expressions evaluated: %d with data, %d allowed empty, %d missing; last to get data: %s",
+		len(checks), len(checks)-len(remaining), allowed, missing, last)
 
 	assertNativeHistograms(ctx, t, prom)
 	assertPendingStillPending(ctx, t, prom)

@@ -368,6 +368,9 @@ func mixSequence(mix []MixEntry) []int {
 	return seq
 }
 
+// redialPause is the least time between two failed dials of one client.
+const redialPause = 50 * time.Millisecond
+
 // burstResult classifies one request's outcome.
 func burstResult(err error) Result {
 	if err == nil {
@@ -450,7 +453,16 @@ func (l *burstLoad) run(ctx context.Context, ci int, lc *loadClient, conn *burst
 		}
 		var dialErr error
 		if conn == nil {
-			conn, dialErr = dialBurst(ctx, l.b.Endpoint, plan.Timeout, l.register)
+			if conn, dialErr = dialBurst(ctx, l.b.Endpoint, plan.Timeout, l.register); dialErr != nil {
+				// A refused dial returns at once: pause so a dead server
+				// sees a trickle of dials, not a storm, until the error
+				// budget ends the burst.
+				timer.Reset(redialPause)
+				select {
+				case <-timer.C:
+				case <-l.stopCh:
+				}
+			}
 		}
 
 		var w []byte

@@ -51,6 +51,10 @@ demo: build
 bench:
 	./scripts/bench.sh
 
+## bench-burst: the burst load generator beside redis-benchmark (and memtier).
+bench-burst:
+	./scripts/bench-burst.sh
+
 docker:
 	docker build -t $(BIN):$(VERSION) .
 

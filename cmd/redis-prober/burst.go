@@ -334,8 +334,12 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 		if bar != nil {
 			burster.Progress = bar.update
 		}
+		ver := version.Version
+		if ver == "" {
+			ver = "devel" // built without the Makefile's version ldflags
+		}
 		envSnap := prober.SnapshotEnvironment(ctx, control, prober.HostPaths{Proc: *procfs, Sys: *sysfs},
-			version.Version, version.Revision)
+			ver, version.Revision)
 
 		var rep *prober.Report
 		var res *prober.BurstResult

@@ -1,0 +1,33 @@
+package prober
+
+import (
+	"testing"
+	"time"
+
+	"github.com/redis-prober/redis-prober/internal/redistest"
+)
+
+// BenchmarkBurstGet runs memtier's usual shape (50 connections, 128-byte
+// values, 1M keys, GETs) at pipeline 16 and 1; b.N is the number of
+// requests. make bench-burst compares the same shape with redis-benchmark.
+func BenchmarkBurstGet(b *testing.B) {
+	srv := redistest.Start(b)
+	for _, pipeline := range []int{16, 1} {
+		b.Run("pipeline="+map[int]string{16: "16", 1: "1"}[pipeline], func(b *testing.B) {
+			plan := BurstPlan{Name: "bench", Clients: 50, Pipeline: pipeline, Mix: []MixEntry{{Op: "get", Weight: 1}},
+				Keys: KeySpec{SetPattern: 'R', GetPattern: 'R', Max: 999999}, DataSize: 128,
+				Requests: int64(max(b.N, 50)), TestTime: 10 * time.Minute, MaxBytes: 1 << 20,
+				Timeout: 5 * time.Second, KeyTTL: time.Hour, Namespace: Namespace{Prefix: "redis-prober:", Tag: "bench"}}
+			br := &Burster{Endpoint: Endpoint{Network: "tcp", Addr: srv.Addr()}, Control: srv.Client(),
+				Guards: Guards{Window: time.Second, CheckInterval: time.Second, ErrorBudget: 1}}
+			b.ResetTimer()
+			res := br.Run(b.Context(), plan)
+			b.StopTimer()
+			if res.Outcome != OutcomeCompleted {
+				b.Fatalf("%s (%s: %s)", res.Outcome, res.Reason, res.Detail)
+			}
+			b.ReportMetric(res.OpsPerSec(), "ops/s")
+			b.ReportMetric(float64(res.Total.Quantile(0.99).Microseconds()), "p99-µs")
+		})
+	}
+}

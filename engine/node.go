@@ -45,7 +45,13 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	if !t.ReadOnly {
 		run(func() { keeper.Run(ctx, t.SeedInterval) })
 	}
-	run(func() { prober.NewProbe(cfg, t.Endpoint, rec, faults).Run(ctx) })
+	var probeRec prober.Recorder = rec
+	for _, svc := range e.services {
+		if tap, ok := svc.(sampleTapper); ok {
+			probeRec = prober.TapRecorder(probeRec, tap.probeSamples(t, names))
+		}
+	}
+	run(func() { prober.NewProbe(cfg, t.Endpoint, probeRec, faults).Run(ctx) })
 	for _, svc := range e.services {
 		run(func() { svc.RunTarget(ctx, t, control) })
 	}

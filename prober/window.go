@@ -124,8 +124,10 @@ func NewChangeWindow(commands []string, window time.Duration, now time.Time) *Ch
 func (w *ChangeWindow) Commands() []string { return w.commands }
 
 // ObserveSample counts one probe sample: two loads and an atomic add.
-func (w *ChangeWindow) ObserveSample(cmd int, _ Result, d time.Duration) {
-	if cmd < 0 || cmd >= len(w.commands) {
+// Replies and timeouts count; errors do not, since a refused connection
+// answers in microseconds and would flatter the figures.
+func (w *ChangeWindow) ObserveSample(cmd int, res Result, d time.Duration) {
+	if cmd < 0 || cmd >= len(w.commands) || res == ResultError {
 		return
 	}
 	s := w.cur.Load()

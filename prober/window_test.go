@@ -48,7 +48,8 @@ func TestChangeWindowBeforeAndAfter(t *testing.T) {
 		}
 		w.ObserveSample(0, ResultOK, d)
 	}
-	w.ObserveSample(7, ResultOK, time.Second) // unknown command: ignored
+	w.ObserveSample(7, ResultOK, time.Second)    // unknown command: ignored
+	w.ObserveSample(0, ResultError, time.Second) // errors: ignored
 	w.Mark(t0.Add(time.Minute))
 	if at, ok := w.Changed(); !ok || !at.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("Changed() = %v, %v", at, ok)

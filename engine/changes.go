@@ -1,0 +1,325 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// ChangesConfig tunes change detection.
+type ChangesConfig struct {
+	// Interval is how often every node's INFO and CONFIG, and the host's
+	// kernel, THP and sysctls, are read.
+	Interval time.Duration
+	// Window is the length of the probe latency windows before the last
+	// change and since it.
+	Window time.Duration
+	// MinSamples is the fewest samples of a command a window needs before
+	// its quantiles are exported.
+	MinSamples uint64
+	// Paths are the host's procfs and sysfs roots.
+	Paths collector.Paths
+}
+
+// Changes is the engine service that notices changes on every target node
+// (restart, Redis version, config, role, maxmemory) and on the host
+// (kernel, THP, sysctls), counts them with Metrics.Change, logs what
+// changed, and keeps the probe latency before the last change and since it.
+//
+// Host changes are read once per process but counted on every target (the
+// target label of each), since every target's latency may move with them
+// and each target's windows restart at them; a target with several nodes
+// counts a host change once. Redis changes are counted per node event: a
+// CONFIG SET on three Cluster shards counts three config changes.
+type Changes struct {
+	cfg     ChangesConfig
+	log     *slog.Logger
+	metrics *prober.Metrics
+	host    *hostCache
+
+	infoDesc, latencyDesc *prometheus.Desc
+
+	mu      sync.Mutex
+	nodes   map[string]*nodeWatch
+	targets map[string]*targetHost
+
+	checks atomic.Int64 // node checks done, so tests can wait for one
+}
+
+var (
+	_ Service              = (*Changes)(nil)
+	_ prometheus.Collector = (*Changes)(nil)
+	_ sampleTapper         = (*Changes)(nil)
+)
+
+// sampleTapper is a service that wants every probe sample of a node; the
+// engine hands it the probe's samples through prober.TapRecorder.
+type sampleTapper interface {
+	probeSamples(t Target, commands []string) prober.SampleSink
+}
+
+// nodeWatch is the exported state of one node; the fields after window are
+// guarded by Changes.mu.
+type nodeWatch struct {
+	target, node  string
+	window        *prober.ChangeWindow
+	version, role string
+	running       bool
+}
+
+// targetHost is the host as one target last saw it, shared by the target's
+// nodes so a host change is counted once per target.
+type targetHost struct {
+	state hostState
+	have  bool
+	gen   uint64
+	refs  int
+}
+
+// NewChanges returns the service. It is also the collector of
+// redis_prober_server_info and redis_prober_change_latency_seconds: register
+// it once.
+func NewChanges(cfg ChangesConfig, log *slog.Logger, metrics *prober.Metrics) *Changes {
+	if cfg.MinSamples == 0 {
+		cfg.MinSamples = 300
+	}
+	return &Changes{
+		cfg:     cfg,
+		log:     log,
+		metrics: metrics,
+		host:    &hostCache{paths: cfg.Paths, interval: cfg.Interval, log: log},
+		infoDesc: prometheus.NewDesc("redis_prober_server_info",
+			"The Redis (or Valkey) version and the replication role of each target node, as INFO said last.",
+			[]string{"target", "node", "version", "role"}, nil),
+		latencyDesc: prometheus.NewDesc("redis_prober_change_latency_seconds",
+			"Probe latency quantiles over a window before the last detected change and since it (at most one window), per command; a window shows once it holds enough samples.",
+			[]string{"target", "node", "command", "window", "quantile"}, nil),
+		nodes:   map[string]*nodeWatch{},
+		targets: map[string]*targetHost{},
+	}
+}
+
+// Name names the service in logs.
+func (c *Changes) Name() string { return "changes" }
+
+func nodeKey(t Target) string { return t.Name + "|" + t.Node }
+
+// probeSamples creates the node's latency window before its probe starts.
+func (c *Changes) probeSamples(t Target, commands []string) prober.SampleSink {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	nw := &nodeWatch{target: t.Name, node: t.Node, window: prober.NewChangeWindow(commands, c.cfg.Window, time.Now())}
+	c.nodes[nodeKey(t)] = nw
+	return nw.window
+}
+
+// attach finds (or, when the engine did not tap the probe, creates) the
+// node's watch and joins the target's host view.
+func (c *Changes) attach(t Target) (*nodeWatch, uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := nodeKey(t)
+	nw := c.nodes[key]
+	if nw == nil || nw.running {
+		names := make([]string, len(t.Probe.Commands))
+		for i, cmd := range t.Probe.Commands {
+			names[i] = cmd.Name
+		}
+		nw = &nodeWatch{target: t.Name, node: t.Node, window: prober.NewChangeWindow(names, c.cfg.Window, time.Now())}
+		c.nodes[key] = nw
+	}
+	nw.running = true
+	th := c.targets[t.Name]
+	if th == nil {
+		th = &targetHost{}
+		c.targets[t.Name] = th
+	}
+	th.refs++
+	return nw, th.gen
+}
+
+func (c *Changes) detach(t Target, nw *nodeWatch) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if key := nodeKey(t); c.nodes[key] == nw {
+		delete(c.nodes, key)
+	}
+	if th := c.targets[t.Name]; th != nil {
+		if th.refs--; th.refs <= 0 {
+			delete(c.targets, t.Name)
+		}
+	}
+}
+
+// RunTarget watches one node until ctx is done; its series go with it.
+func (c *Changes) RunTarget(ctx context.Context, t Target, control *redis.Client) {
+	if c.cfg.Interval <= 0 {
+		return
+	}
+	nw, gen := c.attach(t)
+	defer c.detach(t, nw)
+	log := c.log.With("target", t.Name, "service", "changes")
+	if t.Node != "" {
+		log = log.With("node", t.Node)
+	}
+	w := &nodeWatcher{c: c, t: t, control: control, nw: nw, log: log, hostGen: gen}
+	ticker := time.NewTicker(c.cfg.Interval)
+	defer ticker.Stop()
+	for {
+		w.check(ctx, time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// nodeWatcher is the loop state of one node.
+type nodeWatcher struct {
+	c       *Changes
+	t       Target
+	control redis.Cmdable
+	nw      *nodeWatch
+	log     *slog.Logger
+
+	last      serverState
+	have      bool
+	configOff bool
+	lastErr   string
+	hostGen   uint64
+}
+
+func (w *nodeWatcher) check(ctx context.Context, now time.Time) {
+	defer w.c.checks.Add(1)
+	marked := w.checkServer(ctx, now)
+	if w.checkHost(now) {
+		marked = true
+	}
+	if marked {
+		w.nw.window.Mark(now)
+	} else {
+		w.nw.window.Advance(now)
+	}
+}
+
+// checkServer reads the server and counts what changed since last time.
+func (w *nodeWatcher) checkServer(ctx context.Context, now time.Time) bool {
+	st, err := readServer(ctx, w.control, w.configOff)
+	if errors.Is(err, errConfigRefused) {
+		w.configOff = true
+		w.log.Debug("CONFIG GET is not allowed; config changes of this server are not watched", "err", err)
+		err = nil
+	}
+	if err != nil {
+		if ctx.Err() == nil && err.Error() != w.lastErr {
+			// The probe reports an unreachable server; this only says
+			// why the watcher skipped a round.
+			w.log.Debug("change check failed; trying again next round", "err", err)
+			w.lastErr = err.Error()
+		}
+		return false
+	}
+	w.lastErr = ""
+	if st.config == nil && w.have {
+		st.config, st.configHash = w.last.config, w.last.configHash
+	}
+	marked := false
+	if w.have {
+		for _, ch := range diffServer(w.last, st) {
+			w.c.metrics.Change(w.t.Name, ch.kind, now)
+			attrs := []any{"kind", ch.kind}
+			if len(ch.details) > 0 {
+				attrs = append(attrs, "changed", strings.Join(ch.details, ", "))
+			}
+			w.log.Info("change detected", attrs...)
+			marked = true
+		}
+	}
+	w.last, w.have = st, true
+	w.c.mu.Lock()
+	w.nw.version, w.nw.role = st.version, st.role
+	w.c.mu.Unlock()
+	return marked
+}
+
+// checkHost compares the process-wide host reading with what this target
+// saw last; the first node of the target to notice counts the change.
+func (w *nodeWatcher) checkHost(now time.Time) bool {
+	hs := w.c.host.get(now)
+	w.c.mu.Lock()
+	th := w.c.targets[w.t.Name]
+	switch {
+	case !th.have:
+		th.state, th.have = hs, true
+	default:
+		if chs := diffHost(th.state, hs); len(chs) > 0 {
+			for _, ch := range chs {
+				w.c.metrics.Change(w.t.Name, ch.kind, now)
+			}
+			th.gen++
+		}
+		th.state = th.state.merge(hs)
+	}
+	gen := th.gen
+	w.c.mu.Unlock()
+	if gen == w.hostGen {
+		return false
+	}
+	w.hostGen = gen
+	return true
+}
+
+// Describe sends the two descriptors.
+func (c *Changes) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.infoDesc
+	ch <- c.latencyDesc
+}
+
+// Collect emits the info series of every node and the latency windows of
+// the nodes that saw a change.
+func (c *Changes) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	nodes := make([]nodeWatch, 0, len(c.nodes))
+	for _, nw := range c.nodes {
+		if nw.running {
+			nodes = append(nodes, *nw)
+		}
+	}
+	c.mu.Unlock()
+	for _, nw := range nodes {
+		if nw.version != "" || nw.role != "" {
+			ch <- prometheus.MustNewConstMetric(c.infoDesc, prometheus.GaugeValue, 1, nw.target, nw.node, nw.version, nw.role)
+		}
+		if _, ok := nw.window.Changed(); !ok {
+			continue
+		}
+		c.emitWindow(ch, nw, "before", nw.window.Before())
+		c.emitWindow(ch, nw, "after", nw.window.After())
+	}
+}
+
+func (c *Changes) emitWindow(ch chan<- prometheus.Metric, nw nodeWatch, window string, qs []prober.WindowQuantiles) {
+	for _, q := range qs {
+		if q.Count < c.cfg.MinSamples {
+			continue
+		}
+		for _, v := range []struct {
+			label string
+			d     time.Duration
+		}{{"0.5", q.P50}, {"0.99", q.P99}, {"0.999", q.P999}} {
+			ch <- prometheus.MustNewConstMetric(c.latencyDesc, prometheus.GaugeValue, v.d.Seconds(),
+				nw.target, nw.node, q.Command, window, v.label)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// Change kinds, the kind label of redis_prober_changes_total. failover is
+// counted by the Sentinel discoverer.
+const (
+	KindRestart   = "restart"
+	KindVersion   = "version"
+	KindConfig    = "config"
+	KindRole      = "role"
+	KindMaxmemory = "maxmemory"
+	KindKernel    = "kernel"
+	KindTHP       = "thp"
+	KindSysctl    = "sysctl"
+)
+
+// serverState is what the change watcher remembers of one Redis server.
+type serverState struct {
+	runID, version, role string
+	maxmemory, policy    string
+	// config is CONFIG GET * without the parameters other kinds watch;
+	// nil when CONFIG is not allowed. Secret values are kept as a hash.
+	config     map[string]string
+	configHash uint64
+}
+
+// notConfig are CONFIG parameters another kind covers (maxmemory, role),
+// so one change is counted once.
+var notConfig = map[string]bool{
+	"maxmemory":        true,
+	"maxmemory-policy": true,
+	"replicaof":        true, // REPLICAOF changes it; that is a role change
+	"slaveof":          true,
+}
+
+// secretParam tells parameters whose values never go to a log.
+func secretParam(name string) bool {
+	return strings.Contains(name, "pass") || strings.Contains(name, "auth")
+}
+
+// readServer reads INFO and, unless configOff, CONFIG GET *. A CONFIG
+// refused by the server (ACL, renamed command) comes back as errConfigRefused
+// beside a state that has everything else.
+func readServer(ctx context.Context, c redis.Cmdable, configOff bool) (serverState, error) {
+	text, err := c.Info(ctx).Result()
+	if err != nil {
+		return serverState{}, fmt.Errorf("INFO: %w", err)
+	}
+	info := prober.ParseInfo(text)
+	st := serverState{runID: info["run_id"], version: info["redis_version"], role: info["role"],
+		maxmemory: info["maxmemory"], policy: info["maxmemory_policy"]}
+	if v := info["valkey_version"]; v != "" {
+		st.version = v
+	}
+	if configOff {
+		return st, nil
+	}
+	all, err := c.ConfigGet(ctx, "*").Result()
+	if err != nil {
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			return st, fmt.Errorf("%w: %w", errConfigRefused, err)
+		}
+		return serverState{}, fmt.Errorf("CONFIG GET *: %w", err)
+	}
+	st.config, st.configHash = configSnapshot(all)
+	return st, nil
+}
+
+var errConfigRefused = errors.New("CONFIG GET refused")
+
+// configSnapshot drops the parameters other kinds watch, replaces secret
+// values by a hash of them and hashes the whole, in name order.
+func configSnapshot(all map[string]string) (map[string]string, uint64) {
+	out := make(map[string]string, len(all))
+	names := make([]string, 0, len(all))
+	for k, v := range all {
+		if notConfig[k] {
+			continue
+		}
+		if secretParam(k) && v != "" {
+			h := fnv.New64a()
+			_, _ = h.Write([]byte(v))
+			v = fmt.Sprintf("secret:%x", h.Sum64())
+		}
+		out[k] = v
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	h := fnv.New64a()
+	for _, k := range names {
+		_, _ = fmt.Fprintf(h, "%s\x00%s\x00", k, out[k])
+	}
+	return out, h.Sum64()
+}
+
+// change is one detected change of a kind, with what a log line says of it.
+type change struct {
+	kind    string
+	details []string // "name: old → new"
+}
+
+// diffServer lists the changes from old to cur, each kind at most once.
+// A value unknown on either side ("") is no change.
+func diffServer(old, cur serverState) []change {
+	var out []change
+	if old.runID != "" && cur.runID != "" && old.runID != cur.runID {
+		out = append(out, change{kind: KindRestart})
+	}
+	if d := arrow("redis_version", old.version, cur.version); d != "" {
+		out = append(out, change{kind: KindVersion, details: []string{d}})
+	}
+	if d := arrow("role", old.role, cur.role); d != "" {
+		out = append(out, change{kind: KindRole, details: []string{d}})
+	}
+	var mem []string
+	for _, d := range []string{arrow("maxmemory", old.maxmemory, cur.maxmemory), arrow("maxmemory-policy", old.policy, cur.policy)} {
+		if d != "" {
+			mem = append(mem, d)
+		}
+	}
+	if len(mem) > 0 {
+		out = append(out, change{kind: KindMaxmemory, details: mem})
+	}
+	if old.config != nil && cur.config != nil && old.configHash != cur.configHash {
+		out = append(out, change{kind: KindConfig, details: configDiff(old.config, cur.config)})
+	}
+	return out
+}
+
+func arrow(name, old, cur string) string {
+	if old == "" || cur == "" || old == cur {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s → %s", name, old, cur)
+}
+
+// configDiff names every parameter that changed, appeared or went, old →
+// new, in name order; secrets only say that they changed.
+func configDiff(old, cur map[string]string) []string {
+	var names []string
+	for k, v := range cur {
+		if ov, ok := old[k]; !ok || ov != v {
+			names = append(names, k)
+		}
+	}
+	for k := range old {
+		if _, ok := cur[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	out := make([]string, 0, len(names))
+	for _, k := range names {
+		ov, had := old[k]
+		nv, has := cur[k]
+		switch {
+		case secretParam(k):
+			out = append(out, k+": (secret changed)")
+		case !had:
+			out = append(out, fmt.Sprintf("%s: (none) → %q", k, nv))
+		case !has:
+			out = append(out, fmt.Sprintf("%s: %q → (gone)", k, ov))
+		default:
+			out = append(out, fmt.Sprintf("%s: %q → %q", k, ov, nv))
+		}
+	}
+	return out
+}

@@ -185,6 +185,7 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 	extensions := []extension{
 		addCollectorRunFlags(cmd),
 		addBurstRunFlags(cmd),
+		addChangeRunFlags(cmd),
 	}
 	src := &targetSource{redis: redisF, probe: probeF}
 	cmd.Flag("config.file", "YAML file listing targets (see docs/configuration.md); flags give its defaults. Reloaded on SIGHUP and POST /-/reload.").

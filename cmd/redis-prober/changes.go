@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/engine"
+)
+
+// addChangeRunFlags declares the change-detection flags of `run`
+// (--changes.*) and returns their extension. The host is read under the
+// collectors' --path.procfs and --path.sysfs, which it declares when they
+// are not declared yet (so it must come after addCollectorRunFlags).
+func addChangeRunFlags(cmd *kingpin.CmdClause) extension {
+	interval := durationFlag(cmd, "changes.interval",
+		"How often to look for changes: on every target restart, version, config, role, maxmemory; on the host kernel, THP and sysctls (0 disables).", "10s")
+	window := durationFlag(cmd, "changes.window",
+		"Probe latency window kept before the last change and since it (redis_prober_change_latency_seconds).", "30m")
+	procfs, sysfs := pathFlag(cmd, "path.procfs", "/proc"), pathFlag(cmd, "path.sysfs", "/sys")
+
+	return func(env extensionEnv) ([]engine.Service, error) {
+		if *interval == 0 {
+			return nil, nil
+		}
+		if *interval < 100*time.Millisecond {
+			return nil, usagef("--changes.interval: %v must be at least 100ms", *interval)
+		}
+		if *window < time.Minute || *window < 2**interval {
+			return nil, usagef("--changes.window: %v must be at least 1m and twice --changes.interval", *window)
+		}
+		svc := engine.NewChanges(engine.ChangesConfig{Interval: *interval, Window: *window,
+			Paths: collector.Paths{ProcFS: procfs(), SysFS: sysfs()}}, env.log, env.metrics)
+		if err := env.reg.Register(svc); err != nil {
+			return nil, fmt.Errorf("register change metrics: %w", err)
+		}
+		return []engine.Service{svc}, nil
+	}
+}
+
+// pathFlag returns the value of a --path.* flag another feature declared,
+// or declares it.
+func pathFlag(cmd *kingpin.CmdClause, name, def string) func() string {
+	if f := cmd.GetFlag(name); f != nil {
+		return func() string { return f.Model().Value.String() }
+	}
+	v := cmd.Flag(name, name+" mountpoint.").Default(def).String()
+	return func() string { return *v }
+}

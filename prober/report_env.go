@@ -35,6 +35,8 @@ type HostEnv struct {
 	THPDefrag  string `json:"thp_defrag"`
 	CPUModel   string `json:"cpu_model"`
 	CPUs       int    `json:"cpus"`
+	// Sysctls are the kernel settings that move Redis latency, by dotted name.
+	Sysctls map[string]string `json:"sysctls,omitempty"`
 }
 
 // RedisEnv is what INFO and CONFIG GET say.
@@ -111,6 +113,7 @@ func readHostEnv(p HostPaths) HostEnv {
 	h.THPEnabled = activeMode(readTrim(filepath.Join(p.Sys, "kernel/mm/transparent_hugepage/enabled")))
 	h.THPDefrag = activeMode(readTrim(filepath.Join(p.Sys, "kernel/mm/transparent_hugepage/defrag")))
 	h.CPUModel = cpuModel(filepath.Join(p.Proc, "cpuinfo"))
+	h.Sysctls = readEnvSysctls(p.Proc)
 	return h
 }
 

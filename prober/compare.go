@@ -1,0 +1,395 @@
+package prober
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CompareSchema names the JSON layout of a comparison.
+const CompareSchema = "redis-prober/compare/v1"
+
+// Verdicts of one compared figure.
+const (
+	VerdictRegressed = "regressed"
+	VerdictImproved  = "improved"
+	VerdictNoChange  = "no significant change"
+)
+
+// CompareOptions tune the verdict.
+type CompareOptions struct {
+	// Threshold is the smallest relative change that matters (0.10: 10%).
+	Threshold float64
+	// Alpha is the family-wise false-alarm rate: the chance that two
+	// reports of the same system show a significant change anywhere.
+	Alpha float64
+}
+
+// Comparison is the result of comparing two burst reports.
+type Comparison struct {
+	Schema      string          `json:"schema"`
+	Before      CompareSide     `json:"before"`
+	After       CompareSide     `json:"after"`
+	Threshold   float64         `json:"threshold"`
+	Alpha       float64         `json:"alpha"`
+	Method      string          `json:"method"`
+	Confidence  float64         `json:"interval_confidence"`
+	Rows        []CompareRow    `json:"rows"`
+	Environment []EnvDifference `json:"environment_diff"`
+	Notes       []string        `json:"notes,omitempty"`
+	Regressed   bool            `json:"regressed"`
+}
+
+// CompareSide names one of the two reports.
+type CompareSide struct {
+	File   string `json:"file"`
+	Target string `json:"target"`
+	Start  string `json:"start"`
+	Trials int    `json:"trials"`
+}
+
+// CompareRow is one figure of one command (or "total") before and after.
+type CompareRow struct {
+	Command string `json:"command"`
+	Figure  string `json:"figure"` // p50, p99, p99.9 (ms) or ops/s
+	Unit    string `json:"unit"`
+	// Before and After are geometric means over the trials.
+	Before       float64   `json:"before"`
+	After        float64   `json:"after"`
+	BeforeTrials []float64 `json:"before_trials"`
+	AfterTrials  []float64 `json:"after_trials"`
+	// Change is after/before - 1; Low and High bound it (absent with
+	// fewer than two trials on a side).
+	Change  float64  `json:"change"`
+	Low     *float64 `json:"change_low,omitempty"`
+	High    *float64 `json:"change_high,omitempty"`
+	Verdict string   `json:"verdict"`
+}
+
+// EnvDifference is one environment setting that differs.
+type EnvDifference struct {
+	Name   string `json:"name"`
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// figures are what compare judges, per command: latency is worse when it
+// goes up, throughput when it goes down.
+var figures = []struct {
+	name, unit    string
+	higherIsWorse bool
+	percentile    float64 // 0 for throughput
+}{
+	{"p50", "ms", true, 50},
+	{"p99", "ms", true, 99},
+	{"p99.9", "ms", true, 99.9},
+	{"ops/s", "ops/s", false, 0},
+}
+
+// ErrIncompatible marks reports that cannot be compared.
+var ErrIncompatible = errors.New("reports cannot be compared")
+
+// Compare judges after against before. Reports that cannot be compared
+// (another schema, a step-load report, no completed trial, another load
+// plan) return an error wrapping ErrIncompatible.
+func Compare(before, after *Report, beforeName, afterName string, opts CompareOptions) (*Comparison, error) {
+	var notes []string
+	bt, err := completedTrials(before, beforeName, &notes)
+	if err != nil {
+		return nil, err
+	}
+	at, err := completedTrials(after, afterName, &notes)
+	if err != nil {
+		return nil, err
+	}
+	if err := samePlan(before.Plan, after.Plan); err != nil {
+		return nil, err
+	}
+	cmp := &Comparison{
+		Schema: CompareSchema, Threshold: opts.Threshold, Alpha: opts.Alpha,
+		Before: CompareSide{File: beforeName, Target: before.Target, Start: before.Start.UTC().Format("2006-01-02 15:04:05Z"), Trials: len(bt)},
+		After:  CompareSide{File: afterName, Target: after.Target, Start: after.Start.UTC().Format("2006-01-02 15:04:05Z"), Trials: len(at)},
+	}
+
+	commands := commandNames(bt, at, &notes)
+	for _, cmd := range append(commands, "total") {
+		for _, f := range figures {
+			bv, err := trialFigures(bt, cmd, f.percentile, beforeName)
+			if err != nil {
+				return nil, err
+			}
+			av, err := trialFigures(at, cmd, f.percentile, afterName)
+			if err != nil {
+				return nil, err
+			}
+			cmp.Rows = append(cmp.Rows, CompareRow{Command: cmd, Figure: f.name, Unit: f.unit,
+				Before: geoMean(bv), After: geoMean(av), BeforeTrials: bv, AfterTrials: av})
+		}
+	}
+
+	// Bonferroni: every figure is judged at alpha/k, so the chance of a
+	// false alarm anywhere stays at most alpha.
+	withInterval := len(bt) >= 2 && len(at) >= 2
+	k := float64(len(cmp.Rows))
+	cmp.Confidence = 1 - opts.Alpha/k
+	if withInterval {
+		cmp.Method = fmt.Sprintf("Welch interval on the logarithms of the per-trial figures, %.4g%% per figure (alpha %g over %d figures, Bonferroni)",
+			cmp.Confidence*100, opts.Alpha, len(cmp.Rows))
+	} else {
+		cmp.Method = "threshold only (fewer than 2 trials on a side: no interval)"
+		notes = append(notes, "fewer than 2 trials on a side: the verdicts use the threshold alone; run bursts with --trials=5")
+	}
+	for i := range cmp.Rows {
+		r := &cmp.Rows[i]
+		higherIsWorse := figures[i%len(figures)].higherIsWorse
+		judge(r, withInterval, higherIsWorse, opts, cmp.Confidence)
+		if r.Verdict == VerdictRegressed {
+			cmp.Regressed = true
+		}
+	}
+	cmp.Environment = EnvDiff(before, after)
+	if before.Environment == nil || after.Environment == nil {
+		notes = append(notes, "a report has no environment snapshot: the environment diff is incomplete")
+	}
+	cmp.Notes = notes
+	return cmp, nil
+}
+
+// judge sets the change, its interval and the verdict of one row.
+func judge(r *CompareRow, withInterval, higherIsWorse bool, opts CompareOptions, confidence float64) {
+	r.Change = r.After/r.Before - 1
+	worse, better := r.Change > opts.Threshold, r.Change < -opts.Threshold
+	if !higherIsWorse {
+		worse, better = better, worse
+	}
+	sigWorse, sigBetter := worse, better
+	if withInterval {
+		_, lo, hi := logRatioInterval(r.BeforeTrials, r.AfterTrials, 1-confidence)
+		low, high := math.Exp(lo)-1, math.Exp(hi)-1
+		r.Low, r.High = &low, &high
+		up, down := low > 0, high < 0
+		if !higherIsWorse {
+			up, down = down, up
+		}
+		sigWorse, sigBetter = worse && up, better && down
+	}
+	switch {
+	case sigWorse:
+		r.Verdict = VerdictRegressed
+	case sigBetter:
+		r.Verdict = VerdictImproved
+	default:
+		r.Verdict = VerdictNoChange
+	}
+}
+
+func completedTrials(r *Report, name string, notes *[]string) ([]TrialReport, error) {
+	if r.Schema != ReportSchema {
+		return nil, fmt.Errorf("%w: %s has schema %q, this redis-prober reads %q", ErrIncompatible, name, r.Schema, ReportSchema)
+	}
+	if r.StepPlan != nil {
+		return nil, fmt.Errorf("%w: %s is a step-load report; compare reads burst reports (redis-prober burst --trials=N --json-out-file=...)", ErrIncompatible, name)
+	}
+	var out []TrialReport
+	for _, t := range r.Trials {
+		if t.Outcome == OutcomeCompleted && t.Totals.Ops > 0 {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s has no completed trial (outcome %s: %s)", ErrIncompatible, name, r.Outcome, r.Reason)
+	}
+	if n := len(r.Trials) - len(out); n > 0 {
+		*notes = append(*notes, fmt.Sprintf("%s: %d of %d trials did not complete and are left out", name, n, len(r.Trials)))
+	}
+	return out, nil
+}
+
+// samePlan refuses reports of different loads: their latency differs for
+// reasons that are not a change of the system.
+func samePlan(b, a PlanReport) error {
+	var diffs []string
+	check := func(name string, x, y any) {
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			diffs = append(diffs, fmt.Sprintf("%s %v vs %v", name, x, y))
+		}
+	}
+	check("clients", b.Clients, a.Clients)
+	check("pipeline", b.Pipeline, a.Pipeline)
+	check("command mix", mixText(b.Mix), mixText(a.Mix))
+	check("key pattern", b.KeyPattern, a.KeyPattern)
+	check("key range", fmt.Sprintf("%d-%d", b.KeyMinimum, b.KeyMaximum), fmt.Sprintf("%d-%d", a.KeyMinimum, a.KeyMaximum))
+	check("data size", fmt.Sprintf("%d-%d", b.DataSize, b.DataSizeMax), fmt.Sprintf("%d-%d", a.DataSize, a.DataSizeMax))
+	check("rate", b.Rate, a.Rate)
+	if len(diffs) > 0 {
+		return fmt.Errorf("%w: the load plans differ (%s); run both bursts with the same options", ErrIncompatible, strings.Join(diffs, ", "))
+	}
+	return nil
+}
+
+func mixText(mix []MixEntry) string {
+	parts := make([]string, len(mix))
+	for i, m := range mix {
+		parts[i] = fmt.Sprintf("%v", m)
+	}
+	return strings.Join(parts, ",")
+}
+
+// commandNames are the commands of before's first trial that after has
+// too, in before's order.
+func commandNames(bt, at []TrialReport, notes *[]string) []string {
+	has := func(ts []TrialReport) map[string]bool {
+		m := map[string]bool{}
+		for _, c := range ts[0].Commands {
+			m[c.Command] = true
+		}
+		return m
+	}
+	inAfter := has(at)
+	inBefore := has(bt)
+	var out []string
+	for _, c := range bt[0].Commands {
+		if inAfter[c.Command] {
+			out = append(out, c.Command)
+		} else {
+			*notes = append(*notes, c.Command+" is only in the before report")
+		}
+	}
+	for _, c := range at[0].Commands {
+		if !inBefore[c.Command] {
+			*notes = append(*notes, c.Command+" is only in the after report")
+		}
+	}
+	return out
+}
+
+// trialFigures reads one figure of cmd ("total" for the totals) from
+// every trial; values are kept above zero so their logarithm exists.
+func trialFigures(ts []TrialReport, cmd string, percentile float64, name string) ([]float64, error) {
+	out := make([]float64, 0, len(ts))
+	for _, t := range ts {
+		c, ok := t.Totals, cmd == "total"
+		if !ok {
+			for _, x := range t.Commands {
+				if x.Command == cmd {
+					c, ok = x, true
+				}
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: %s trial %d has no figures for %s", ErrIncompatible, name, t.Trial, cmd)
+		}
+		v := c.OpsPerSec
+		if percentile > 0 {
+			i := slices.IndexFunc(c.Latency.Percentiles, func(p PercentileReport) bool { return p.Percentile == percentile })
+			if i < 0 {
+				return nil, fmt.Errorf("%w: %s trial %d has no p%s for %s", ErrIncompatible, name, t.Trial,
+					strconv.FormatFloat(percentile, 'f', -1, 64), cmd)
+			}
+			v = c.Latency.Percentiles[i].Ms
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return nil, fmt.Errorf("%w: %s trial %d: %v is not a figure", ErrIncompatible, name, t.Trial, v)
+		}
+		out = append(out, max(v, 1e-3)) // a microsecond, a thousandth of an op/s
+	}
+	return out, nil
+}
+
+func geoMean(xs []float64) float64 {
+	m, _ := meanVar(logs(xs))
+	return math.Exp(m)
+}
+
+// EnvDiff lists what differs between the two reports' environments (and
+// the tolerated plan differences), in name order; config parameters and
+// sysctls go by their own names.
+func EnvDiff(before, after *Report) []EnvDifference {
+	b, a := flattenReport(before), flattenReport(after)
+	var names []string
+	for k := range b {
+		names = append(names, k)
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	var out []EnvDifference
+	for _, k := range names {
+		bv, bok := b[k]
+		av, aok := a[k]
+		if bok && aok && bv == av {
+			continue
+		}
+		if !bok {
+			bv = "(unknown)"
+		}
+		if !aok {
+			av = "(unknown)"
+		}
+		out = append(out, EnvDifference{Name: k, Before: bv, After: av})
+	}
+	return out
+}
+
+func flattenReport(r *Report) map[string]string {
+	m := map[string]string{
+		"target":          r.Target,
+		"plan.test_time":  strconv.FormatFloat(r.Plan.TestTimeSeconds, 'f', -1, 64) + "s",
+		"plan.requests":   strconv.FormatInt(r.Plan.Requests, 10),
+		"plan.warmup":     strconv.FormatFloat(r.Plan.WarmupSeconds, 'f', -1, 64) + "s",
+		"plan.timeout":    strconv.FormatFloat(r.Plan.TimeoutSeconds, 'f', -1, 64) + "s",
+		"plan.trials":     strconv.Itoa(len(r.Trials)),
+		"plan.key_prefix": r.Plan.KeyPrefix,
+		"plan.plan_name":  r.Plan.Name,
+		"report.tool":     r.Tool,
+		"report.schema":   r.Schema,
+	}
+	e := r.Environment
+	if e == nil {
+		return m
+	}
+	set := func(k, v string) {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	set("prober.version", e.Prober.Version)
+	set("prober.revision", e.Prober.Revision)
+	set("prober.go_version", e.Prober.GoVersion)
+	set("host.kernel", e.Host.Kernel)
+	set("host.thp_enabled", e.Host.THPEnabled)
+	set("host.thp_defrag", e.Host.THPDefrag)
+	set("host.cpu_model", e.Host.CPUModel)
+	if e.Host.CPUs > 0 {
+		set("host.cpus", strconv.Itoa(e.Host.CPUs))
+	}
+	for k, v := range e.Host.Sysctls {
+		set(k, v)
+	}
+	set("redis.version", e.Redis.Version)
+	set("redis.mode", e.Redis.Mode)
+	set("redis.os", e.Redis.OS)
+	set("redis.role", e.Redis.Role)
+	set("redis.maxmemory", strconv.FormatInt(e.Redis.MaxMemory, 10))
+	set("redis.mem_allocator", e.Redis.Allocator)
+	set("redis.io_threads_active", e.Redis.IOThreads)
+	for k, v := range e.Redis.Config {
+		if secretParamName(k) {
+			continue
+		}
+		set(k, v)
+	}
+	return m
+}
+
+// secretParamName tells config parameters whose values a comparison never
+// prints (the snapshot does not read them, but a hand-made report might).
+func secretParamName(k string) bool {
+	return strings.Contains(k, "pass") || strings.Contains(k, "auth")
+}

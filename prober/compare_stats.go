@@ -1,0 +1,138 @@
+package prober
+
+import "math"
+
+// The statistics of compare: a Welch interval on the logarithms of the
+// per-trial figures, so the interval is one of the ratio after/before.
+// Latency and throughput spread multiplicatively from trial to trial, which
+// the logarithm makes additive; Welch's form does not assume both reports
+// are equally noisy.
+
+// meanVar returns the mean and the sample variance of xs.
+func meanVar(xs []float64) (mean, variance float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	for _, x := range xs {
+		variance += (x - mean) * (x - mean)
+	}
+	return mean, variance / float64(len(xs)-1)
+}
+
+// logRatioInterval returns the estimate and the two-sided (1-alpha)
+// interval of log(after/before), from per-trial figures (all > 0, at
+// least two per side).
+func logRatioInterval(before, after []float64, alpha float64) (est, lo, hi float64) {
+	lb, la := logs(before), logs(after)
+	mb, vb := meanVar(lb)
+	ma, va := meanVar(la)
+	est = ma - mb
+	sb, sa := vb/float64(len(lb)), va/float64(len(la))
+	se := math.Sqrt(sb + sa)
+	if se == 0 {
+		return est, est, est
+	}
+	// Welch–Satterthwaite degrees of freedom.
+	df := (sb + sa) * (sb + sa) / (sb*sb/float64(len(lb)-1) + sa*sa/float64(len(la)-1))
+	t := studentQuantile(1-alpha/2, df)
+	return est, est - t*se, est + t*se
+}
+
+func logs(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = math.Log(x)
+	}
+	return out
+}
+
+// studentQuantile is the p-quantile (p > 0.5) of Student's t with df
+// degrees of freedom, by bisection on the distribution function.
+func studentQuantile(p, df float64) float64 {
+	lo, hi := 0.0, 1.0
+	for studentCDF(hi, df) < p && hi < 1e12 {
+		hi *= 2
+	}
+	for range 200 {
+		mid := (lo + hi) / 2
+		if studentCDF(mid, df) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// studentCDF is P(T <= t) for t >= 0.
+func studentCDF(t, df float64) float64 {
+	x := df / (df + t*t)
+	return 1 - 0.5*regIncBeta(df/2, 0.5, x)
+}
+
+// regIncBeta is the regularized incomplete beta function I_x(a, b),
+// evaluated by its continued fraction (modified Lentz's method).
+func regIncBeta(a, b, x float64) float64 {
+	switch {
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	}
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log(1-x))
+	// The fraction converges fast for x below the mean; use the symmetry
+	// I_x(a,b) = 1 - I_{1-x}(b,a) above it.
+	if x > (a+1)/(a+b+2) {
+		return 1 - front*betaFraction(b, a, 1-x)/b
+	}
+	return front * betaFraction(a, b, x) / a
+}
+
+func betaFraction(a, b, x float64) float64 {
+	const tiny = 1e-300
+	c, d := 1.0, 1-(a+b)*x/(a+1)
+	if math.Abs(d) < tiny {
+		d = tiny
+	}
+	d = 1 / d
+	f := d
+	for m := 1; m <= 300; m++ {
+		fm := float64(m)
+		// Even step.
+		num := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
+		d = 1 + num*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + num/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		f *= d * c
+		// Odd step.
+		num = -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
+		d = 1 + num*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + num/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		delta := d * c
+		f *= delta
+		if math.Abs(delta-1) < 1e-12 {
+			break
+		}
+	}
+	return f
+}

@@ -1,0 +1,184 @@
+package prober
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// noise is a fixed spread of trial figures around their mean (±2%).
+var noise = []float64{1.00, 1.02, 0.98, 1.01, 0.99}
+
+// fig is one command's figures in a synthetic trial.
+type fig struct{ p50, p99, p999, ops float64 }
+
+func synthCommand(name string, f fig) CommandReport {
+	return CommandReport{Command: name, Ops: int64(f.ops), OpsPerSec: f.ops, Latency: LatencyReport{
+		Percentiles: []PercentileReport{{50, f.p50}, {99, f.p99}, {99.9, f.p999}, {100, f.p999 * 2}}}}
+}
+
+// synthReport builds a burst report of n trials of get and set; scale
+// multiplies get's figure of the given name ("" for none) in every trial,
+// and trial i is further multiplied by noise[(i+shift)%5].
+func synthReport(n, shift int, figure string, scale float64) *Report {
+	rep := &Report{Schema: ReportSchema, Target: "127.0.0.1:6379", Outcome: OutcomeCompleted,
+		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Plan:  PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []MixEntry{{"set", 1}, {"get", 10}}, KeyPattern: "R:R", KeyMaximum: 9999, DataSize: 32, Rate: 2000},
+		Environment: &Environment{
+			Host:  HostEnv{Kernel: "6.1.0", THPEnabled: "madvise", Sysctls: map[string]string{"vm.swappiness": "1"}},
+			Redis: RedisEnv{Version: "7.0.15", Config: map[string]string{"appendfsync": "everysec", "appendonly": "no"}},
+		}}
+	for i := range n {
+		k := noise[(i+shift)%len(noise)]
+		get := fig{0.10 * k, 0.50 * k, 1.00 * k, 1800 * k}
+		set := fig{0.12 * k, 0.60 * k, 1.20 * k, 180 * k}
+		switch figure {
+		case "p50":
+			get.p50 *= scale
+		case "p99":
+			get.p99 *= scale
+		case "ops/s":
+			get.ops *= scale
+		}
+		tot := fig{get.p50, get.p99, get.p999, get.ops + set.ops}
+		rep.Trials = append(rep.Trials, TrialReport{Trial: i + 1, Outcome: OutcomeCompleted,
+			Totals: synthCommand("", tot), Commands: []CommandReport{synthCommand("set", set), synthCommand("get", get)}})
+	}
+	return rep
+}
+
+var defaultOpts = CompareOptions{Threshold: 0.10, Alpha: 0.05}
+
+func row(t *testing.T, c *Comparison, cmd, figure string) CompareRow {
+	t.Helper()
+	for _, r := range c.Rows {
+		if r.Command == cmd && r.Figure == figure {
+			return r
+		}
+	}
+	t.Fatalf("no row %s %s", cmd, figure)
+	return CompareRow{}
+}
+
+func TestCompareVerdicts(t *testing.T) {
+	tests := []struct {
+		name      string
+		after     *Report
+		figure    string
+		verdict   string
+		regressed bool
+	}{
+		{"30% p99 regression", synthReport(5, 2, "p99", 1.30), "p99", VerdictRegressed, true},
+		{"identical distributions", synthReport(5, 2, "", 1), "p99", VerdictNoChange, false},
+		{"same figures", synthReport(5, 0, "", 1), "p99", VerdictNoChange, false},
+		{"3% under a 10% threshold", synthReport(5, 0, "p99", 1.03), "p99", VerdictNoChange, false},
+		{"30% p50 improvement", synthReport(5, 1, "p50", 0.70), "p50", VerdictImproved, false},
+		{"30% throughput drop", synthReport(5, 3, "ops/s", 0.70), "ops/s", VerdictRegressed, true},
+		{"30% more throughput", synthReport(5, 3, "ops/s", 1.30), "ops/s", VerdictImproved, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Compare(synthReport(5, 0, "", 1), tc.after, "before.json", "after.json", defaultOpts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := row(t, c, "get", tc.figure)
+			if r.Verdict != tc.verdict || c.Regressed != tc.regressed {
+				t.Fatalf("get %s: verdict %q (change %+.1f%% [%+.1f%%, %+.1f%%]), regressed %v; want %q, %v",
+					tc.figure, r.Verdict, r.Change*100, *r.Low*100, *r.High*100, c.Regressed, tc.verdict, tc.regressed)
+			}
+			for _, other := range c.Rows {
+				if (other.Command != "get" && other.Command != "total") || other.Figure != tc.figure {
+					if other.Verdict != VerdictNoChange {
+						t.Errorf("%s %s: %s, want no change", other.Command, other.Figure, other.Verdict)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestCompareNoisyDifferenceIsNotSignificant(t *testing.T) {
+	// After is 20% slower on average, but its trials spread from 0.6x to
+	// 1.8x: three trials cannot tell that from noise.
+	before := synthReport(3, 0, "", 1)
+	after := synthReport(3, 0, "", 1)
+	for i, k := range []float64{0.6, 1.2, 1.8} {
+		after.Trials[i].Commands[1].Latency.Percentiles[1].Ms *= k
+	}
+	c, err := Compare(before, after, "b", "a", defaultOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row(t, c, "get", "p99"); r.Verdict != VerdictNoChange || c.Regressed {
+		t.Fatalf("noisy get p99: %s (change %+.1f%% [%+.1f%%, %+.1f%%])", r.Verdict, r.Change*100, *r.Low*100, *r.High*100)
+	}
+}
+
+func TestCompareOneTrialUsesTheThreshold(t *testing.T) {
+	c, err := Compare(synthReport(1, 0, "", 1), synthReport(1, 0, "p99", 1.5), "b", "a", defaultOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := row(t, c, "get", "p99")
+	if r.Verdict != VerdictRegressed || r.Low != nil || len(c.Notes) == 0 {
+		t.Fatalf("one trial: verdict %s, interval %v, notes %v", r.Verdict, r.Low, c.Notes)
+	}
+}
+
+func TestCompareBadInput(t *testing.T) {
+	good := func() *Report { return synthReport(3, 0, "", 1) }
+	tests := []struct {
+		name string
+		edit func(r *Report)
+		want string
+	}{
+		{"schema", func(r *Report) { r.Schema = "something/else" }, `schema "something/else"`},
+		{"step report", func(r *Report) { r.StepPlan = &StepPlanReport{} }, "step-load report"},
+		{"no trials", func(r *Report) { r.Trials, r.Outcome, r.Reason = nil, OutcomeSkipped, "replica" }, "no completed trial"},
+		{"another plan", func(r *Report) { r.Plan.Clients = 50 }, "clients 4 vs 50"},
+		{"missing percentile", func(r *Report) { r.Trials[1].Commands[0].Latency.Percentiles = nil }, "trial 2 has no p50 for set"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			after := good()
+			tc.edit(after)
+			_, err := Compare(good(), after, "before.json", "after.json", defaultOpts)
+			if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want ErrIncompatible naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEnvDiff(t *testing.T) {
+	before, after := synthReport(3, 0, "", 1), synthReport(3, 0, "", 1)
+	after.Environment.Redis.Config["appendfsync"] = "always"
+	after.Environment.Redis.Config["appendonly"] = "yes"
+	after.Environment.Redis.Config["masterauth"] = "s3cret"
+	after.Environment.Host.Kernel = "6.12.0"
+	after.Environment.Host.Sysctls["vm.swappiness"] = "60"
+	var got []string
+	for _, d := range EnvDiff(before, after) {
+		got = append(got, d.Name+": "+d.Before+" → "+d.After)
+	}
+	want := "appendfsync: everysec → always|appendonly: no → yes|host.kernel: 6.1.0 → 6.12.0|vm.swappiness: 1 → 60"
+	if strings.Join(got, "|") != want {
+		t.Fatalf("diff:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.ReplaceAll(want, "|", "\n"))
+	}
+	if d := EnvDiff(before, before); len(d) != 0 {
+		t.Fatalf("a report differs from itself: %v", d)
+	}
+}
+
+func TestStudentQuantile(t *testing.T) {
+	for _, tc := range []struct{ p, df, want float64 }{
+		{0.975, 1, 12.706}, {0.975, 4, 2.776}, {0.975, 10, 2.228}, {0.995, 8, 3.355}, {0.975, 1e6, 1.960},
+	} {
+		if got := studentQuantile(tc.p, tc.df); math.Abs(got-tc.want) > 0.002 {
+			t.Errorf("t(%v, df %v) = %.4f, want %.3f", tc.p, tc.df, got, tc.want)
+		}
+	}
+}

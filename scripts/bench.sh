@@ -25,7 +25,7 @@ WARMUP_SECONDS=3
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GO=${GO:-go}
-for tool in redis-server redis-benchmark cc "$GO"; do
+for tool in redis-server redis-benchmark cc curl "$GO"; do
 	command -v "$tool" >/dev/null || { echo "bench: $tool not found (apt-get install redis-server redis-tools gcc)" >&2; exit 1; }
 done
 
@@ -81,7 +81,7 @@ stop_prober() {
 kv() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
 samples=$((RATE * ROUND_SECONDS))
-echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs, $(redis-server --version | cut -d' ' -f3)"
+echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs, $(redis-server --version | cut -d' ' -f3), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== $ROUNDS rounds of ${ROUND_SECONDS}s, PING at $RATE/s on one connection, redis 127.0.0.1:$REDIS_PORT"
 : >"$TMP/prober.txt" ; : >"$TMP/c.txt" ; : >"$TMP/rb.txt"
 run_prober_round() {
@@ -90,7 +90,17 @@ run_prober_round() {
 	local out
 	out=$("$TMP/promhist" -url "http://127.0.0.1:$WEB_PORT/metrics" -for "${ROUND_SECONDS}s" \
 		-match command=ping,phase=probe)
+	# The numbers must come from our prober, all of them answered: a
+	# prober that died (and something else on its port) or a Redis that
+	# went away would make them meaningless.
+	kill -0 "$PROBER_PID" 2>/dev/null || { echo "bench: the prober exited during round $1:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
+	local n errs
+	n=$(kv samples "$out")
+	errs=$(curl -fsS "http://127.0.0.1:$WEB_PORT/metrics" | awk '/^redis_prober_requests_total/ && /command="ping"/ && !/result="ok"/ {s += $NF} END {print s + 0}')
 	stop_prober
+	if ((n < samples * 9 / 10)) || [ "$errs" != 0 ]; then
+		echo "bench: round $1 got $n samples (want about $samples) and $errs failed requests" >&2; exit 1
+	fi
 	echo "$out" >>"$TMP/prober.txt"
 	printf '  round %d prober     %s\n' "$1" "$out"
 }
@@ -138,6 +148,7 @@ printf '%-34s %-24s %-24s %-24s\n' "refclient.c ($RATE/s, exact)" \
 printf '%-34s %-24s %-24s %-24s\n' "redis-benchmark -c1 -P1 (closed)" "$(rbstat 3)" "$(rbstat 5)" "$(rbstat 7)"
 ratio() { awk -v a="$(median "$TMP/prober.txt" "$1")" -v b="$(median "$TMP/c.txt" "$1")" 'BEGIN {printf "%.2f", a/b}'; }
 echo "ratio prober/C (medians): mean $(ratio mean_us)  p50 $(ratio p50_us)  p99 $(ratio p99_us)   (goal ≤ 1.15, bar 1.5)"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the host moves these figures; compare within one run)"
 
 echo
 echo "== resources at default settings (10 probes/s, ping,get,set) over ${RESOURCE_SECONDS}s"

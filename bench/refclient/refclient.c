@@ -8,10 +8,16 @@
  * (clock_nanosleep, write, read), the same as redis-cli. make bench compares
  * the prober against it.
  *
+ * It charges latency by the prober's rule (prober/schedule.go chargeFrom):
+ * from the moment it sends when it slept until the slot was due, so its own
+ * timer lateness is excluded; from the slot's due time when the previous reply
+ * came in after that (the slot was overdue), so a slow reply weighs on every
+ * slot it delayed.
+ *
  * usage: refclient HOST PORT SAMPLES RATE [WARMUP]
- * prints: samples=N mean_us=.. p50_us=.. p99_us=.. p999_us=.. max_us=.. late_us=..
- * (late_us: mean lateness of the timer wake-up, excluded from the latency, as
- * the prober excludes it.)
+ * prints: samples=N mean_us=.. p50_us=.. p99_us=.. p999_us=.. max_us=.. late_us=.. overdue=..
+ * (late_us: mean lateness of the timer wake-up on slots that were not overdue;
+ * overdue: slots charged from their due time.)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -70,12 +76,11 @@ static int dial(const char *host, const char *port)
 	return fd;
 }
 
-/* one PING round trip; returns its latency in ns */
+/* one PING round trip; returns when the reply is in (ns) */
 static int64_t probe(int fd)
 {
 	char buf[64];
 	size_t got = 0;
-	int64_t t0 = now_ns();
 	if (write(fd, ping, sizeof ping - 1) != (ssize_t)(sizeof ping - 1)) {
 		perror("refclient: write");
 		exit(1);
@@ -94,7 +99,7 @@ static int64_t probe(int fd)
 		fprintf(stderr, "refclient: unexpected reply %.*s\n", (int)got, buf);
 		exit(1);
 	}
-	return now_ns() - t0;
+	return now_ns();
 }
 
 static int cmp64(const void *a, const void *b)
@@ -130,23 +135,32 @@ int main(int argc, char **argv)
 	int64_t *lat = malloc(sizeof *lat * (size_t)n);
 	if (!lat)
 		return 1;
-	int64_t interval = (int64_t)(1e9 / rate), due = now_ns() + interval;
+	int64_t interval = (int64_t)(1e9 / rate), due = now_ns() + interval, done = 0;
 	double sum = 0, late = 0;
+	long overdue = 0;
 	for (long k = -warm; k < n; k++, due += interval) {
-		sleep_until(due);
-		int64_t woke = now_ns();
-		int64_t d = probe(fd);
+		int64_t start;
+		if (done > due) {
+			start = due; /* the previous reply held this slot up */
+			if (k >= 0)
+				overdue++;
+		} else {
+			sleep_until(due);
+			start = now_ns();
+			if (k >= 0)
+				late += (double)(start - due);
+		}
+		done = probe(fd);
 		if (k < 0)
 			continue;
-		lat[k] = d;
-		sum += (double)d;
-		late += (double)(woke - due);
+		lat[k] = done - start;
+		sum += (double)lat[k];
 	}
 	close(fd);
 	qsort(lat, (size_t)n, sizeof *lat, cmp64);
-	printf("samples=%ld mean_us=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f late_us=%.1f\n",
+	printf("samples=%ld mean_us=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f late_us=%.1f overdue=%ld\n",
 	       n, sum / (double)n / 1e3, q_us(lat, n, .5), q_us(lat, n, .99), q_us(lat, n, .999),
-	       (double)lat[n - 1] / 1e3, late / (double)n / 1e3);
+	       (double)lat[n - 1] / 1e3, n > overdue ? late / (double)(n - overdue) / 1e3 : 0, overdue);
 	free(lat);
 	return 0;
 }

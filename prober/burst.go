@@ -143,9 +143,12 @@ func (b *Burster) logResult(r *BurstResult) {
 	}
 }
 
-// cleanup deletes what the burst wrote (UNLINK in batches), then sweeps the
-// burst namespace with SCAN as a safety net, on a budget of its own: it
-// runs after a cancel too.
+// cleanup deletes what the burst wrote (UNLINK in batches), on a budget of
+// its own: it runs after a cancel too. Every key is marked before it is
+// written, so the tracked set is exact; the SCAN sweep of the burst
+// namespace runs only when the key range was too large to track, because
+// SCAN walks the whole keyspace and that is no cost to pay on a large
+// production dataset after every burst. TTLs are the last resort.
 func (b *Burster) cleanup(ctx context.Context, plan BurstPlan, written *writtenKeys, res *BurstResult) {
 	if b.beforeCleanup != nil {
 		b.beforeCleanup()
@@ -159,7 +162,7 @@ func (b *Burster) cleanup(ctx context.Context, plan BurstPlan, written *writtenK
 	res.KeysWritten = written.Count()
 	n, err := written.unlinkAll(cctx, b.Control, plan.Namespace)
 	res.KeysDeleted = n
-	if err == nil {
+	if err == nil && written == nil {
 		err = SweepKeys(cctx, b.Control, BurstPattern(plan.Namespace))
 	}
 	if err != nil {

@@ -55,6 +55,13 @@ bench:
 bench-burst:
 	./scripts/bench-burst.sh
 
+.PHONY: bench-scale
+## bench-scale: one prober, 200 targets from one config file, at 10 probes/s
+## each: CPU, RSS, goroutines, threads, /metrics size and scrape time
+## (SCALE_SECONDS=, TARGETS=, SERVERS= to change; see docs/performance.md).
+bench-scale:
+	./scripts/bench-scale.sh
+
 docker:
 	docker build -t $(BIN):$(VERSION) .
 

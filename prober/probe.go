@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,7 +103,12 @@ func (w *worker) run() {
 	opts.Dialer = func(ctx context.Context, _, _ string) (net.Conn, error) {
 		c, raw, err := p.ep.dialFast(ctx, cfg.Timeout)
 		if err != nil {
-			return nil, err
+			// go-redis stops dialing for a second once a pool's dials
+			// have failed (its dial circuit breaker), which would keep up
+			// at 0 for a second after Redis is back. The probe must try
+			// again at its next slot, so the failure reaches go-redis as
+			// a connection that fails its first request instead.
+			return failedConn{err}, nil
 		}
 		w.conn.Store(raw)
 		return c, nil
@@ -178,15 +184,32 @@ func (w *worker) sleepUntil(t time.Time) bool {
 	}
 }
 
+// failedConn is a connection that could not be opened: every request on
+// it fails with the dial error, and go-redis then drops it.
+type failedConn struct{ err error }
+
+func (c failedConn) Read([]byte) (int, error)       { return 0, c.err }
+func (c failedConn) Write([]byte) (int, error)      { return 0, c.err }
+func (failedConn) Close() error                     { return nil }
+func (failedConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
+func (failedConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
+func (failedConn) SetDeadline(time.Time) error      { return nil }
+func (failedConn) SetReadDeadline(time.Time) error  { return nil }
+func (failedConn) SetWriteDeadline(time.Time) error { return nil }
+
 // classify maps a go-redis outcome to a result, and tells whether Redis
-// answered at all (an error reply such as OOM still proves it is up).
+// answered at all (an error reply such as OOM still proves it is up). A
+// refused AUTH does not: nothing can be probed until the credentials are
+// fixed, so up must say 0.
 func classify(err error) (Result, bool) {
 	if err == nil || errors.Is(err, redis.Nil) {
 		return ResultOK, true
 	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
-		return ResultError, true
+		msg := rerr.Error()
+		auth := strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOAUTH")
+		return ResultError, !auth
 	}
 	var nerr net.Error
 	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
@@ -196,47 +219,81 @@ func classify(err error) (Result, bool) {
 	return ResultError, false
 }
 
-// FaultLog logs a repeating fault once: the first failure, a change of
-// failure, and the recovery, never one line per probe.
+// FaultLog logs a repeating fault once: each distinct failure the first
+// time it is seen in a failing spell (again after faultRepeatEvery), and the
+// recovery once every command that failed works again, never one line per
+// probe. A fault that hits only some commands (OOM on writes while reads
+// work) is one spell, not a failure and a recovery per round; two faults
+// that alternate (a timeout on the probe, EOF on the connect probe) are two
+// lines, not two per round.
 type FaultLog struct {
 	log     *slog.Logger
 	failing atomic.Bool
 	mu      sync.Mutex
+	down    map[string]bool        // commands whose last outcome failed
+	seen    map[string]*faultEntry // distinct errors of this spell
 	last    string
-	lastAt  time.Time
+	total   int
+}
+
+type faultEntry struct {
+	at      time.Time
 	repeats int
 }
 
 // faultRepeatEvery is how often a fault that goes on is logged again.
 const faultRepeatEvery = 5 * time.Minute
 
-// NewFaultLog returns a FaultLog writing to log.
-func NewFaultLog(log *slog.Logger) *FaultLog { return &FaultLog{log: log} }
+// maxDistinctFaults bounds the errors remembered in one spell; further new
+// ones are counted, not logged, so error text with changing parts cannot
+// flood the log.
+const maxDistinctFaults = 16
 
-// Observe takes every probe outcome; the success path is one atomic load.
+// NewFaultLog returns a FaultLog writing to log.
+func NewFaultLog(log *slog.Logger) *FaultLog {
+	return &FaultLog{log: log, down: map[string]bool{}, seen: map[string]*faultEntry{}}
+}
+
+// Observe takes every probe outcome; the success path is one atomic load
+// while nothing fails.
 func (f *FaultLog) Observe(what string, err error, answered bool) {
 	if err == nil || errors.Is(err, redis.Nil) {
-		if f.failing.Load() && f.failing.Swap(false) {
-			f.mu.Lock()
-			f.log.Info("probe recovered", "after_failures", f.repeats+1, "last_error", f.last)
-			f.last, f.repeats = "", 0
-			f.mu.Unlock()
+		if !f.failing.Load() {
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if !f.down[what] {
+			return
+		}
+		delete(f.down, what)
+		if len(f.down) == 0 && f.failing.Swap(false) {
+			f.log.Info("probe recovered", "after_failures", f.total, "last_error", f.last)
+			f.last, f.total = "", 0
+			clear(f.seen)
 		}
 		return
 	}
-	f.failing.Store(true)
 	msg := err.Error()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.failing.Store(true)
+	f.down[what] = true
+	f.last = msg
+	f.total++
 	now := time.Now()
-	if msg == f.last && now.Sub(f.lastAt) < faultRepeatEvery {
-		f.repeats++
+	e := f.seen[msg]
+	if e == nil && len(f.seen) >= maxDistinctFaults {
+		return
+	}
+	if e != nil && now.Sub(e.at) < faultRepeatEvery {
+		e.repeats++
 		return
 	}
 	attrs := []any{"command", what, "err", msg, "redis_answered", answered}
-	if msg == f.last {
-		attrs = append(attrs, "repeated", f.repeats)
+	if e != nil {
+		attrs = append(attrs, "repeated", e.repeats)
 	}
 	f.log.Warn("probe failing", attrs...)
-	f.last, f.lastAt, f.repeats = msg, now, 0
+	f.seen[msg] = &faultEntry{at: now}
 }

@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -75,21 +76,26 @@ func (t Target) identity() string {
 	}
 	p := t.Probe
 	p.Commands, p.Offset = nil, 0
-	ep := t.Endpoint
-	ep.TLS = nil
 	var sentinel SentinelOptions
 	var sentinels []string
 	if t.Sentinel != nil {
 		sentinel = *t.Sentinel
 		for _, s := range sentinel.Sentinels {
-			s.TLS = nil
-			sentinels = append(sentinels, fmt.Sprintf("%+v", s))
+			sentinels = append(sentinels, endpointIdentity(s))
 		}
 		sentinel.Sentinels = nil
 	}
-	return fmt.Sprintf("%s|%+v|%v|%+v|%v|%v|%v|%s|%v|%+v|%+v|%v|%v|%s",
-		t.Name, ep, cmds, p, t.ConnectInterval, t.SeedInterval, t.Objective, t.Node, t.ReadOnly,
+	return fmt.Sprintf("%s|%s|%v|%+v|%v|%v|%v|%s|%v|%+v|%+v|%v|%v|%s",
+		t.Name, endpointIdentity(t.Endpoint), cmds, p, t.ConnectInterval, t.SeedInterval, t.Objective, t.Node, t.ReadOnly,
 		t.Cluster, sentinel, sentinels, t.Labels, t.Fingerprint)
+}
+
+// endpointIdentity names every field of an endpoint (its String hides the
+// credentials and the db), the password by its hash only, so a rotated
+// password or a new user restarts the target on reload.
+func endpointIdentity(ep prober.Endpoint) string {
+	return fmt.Sprintf("%s|%s|%s|%x|%d|%v|%v", ep.Network, ep.Addr, ep.Username,
+		sha256.Sum256([]byte(ep.Password)), ep.DB, ep.ReadOnly, ep.TLS != nil)
 }
 
 // Config is the whole set of targets and process-wide samplers.

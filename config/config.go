@@ -270,7 +270,7 @@ func sentinelPasswordFile(s *Sentinel) string {
 
 func (p *Probe) validate(fail func(msg string, path ...any) error) error {
 	switch {
-	case p.Rate != nil && (*p.Rate <= 0 || *p.Rate > 10000):
+	case p.Rate != nil && !(*p.Rate > 0 && *p.Rate <= 10000): // also refuses NaN
 		return fail("must be above 0 and at most 10000", "rate")
 	case p.Timeout != nil && *p.Timeout <= 0:
 		return fail("must be above 0", "timeout")

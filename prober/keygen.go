@@ -60,16 +60,16 @@ func (k KeySpec) Validate() error {
 		return fieldErr("key-maximum", "%d is below key-minimum %d", k.Max, k.Min)
 	case k.Max-k.Min >= 1<<40:
 		return fieldErr("key-maximum", "the key range must hold fewer than 2^40 keys")
-	case k.Stddev < 0:
-		return fieldErr("key-stddev", "%v must not be negative", k.Stddev)
-	case k.Median != 0 && (k.Median < float64(k.Min) || k.Median > float64(k.Max)):
+	case !(k.Stddev >= 0) || math.IsInf(k.Stddev, 0): // also refuses NaN
+		return fieldErr("key-stddev", "%v must be a finite number, not negative", k.Stddev)
+	case k.Median != 0 && !(k.Median >= float64(k.Min) && k.Median <= float64(k.Max)):
 		return fieldErr("key-median", "%v is outside the key range %d..%d", k.Median, k.Min, k.Max)
 	}
 	for _, p := range []byte{k.SetPattern, k.GetPattern} {
 		if !strings.ContainsRune("RGZS", rune(p)) {
 			return fieldErr("key-pattern", "%q is not one of R, G, Z, S", p)
 		}
-		if p == 'Z' && (k.ZipfExp <= 0 || k.ZipfExp > 5) {
+		if p == 'Z' && !(k.ZipfExp > 0 && k.ZipfExp <= 5) {
 			return fieldErr("key-zipf-exp", "%v must be above 0 and at most 5", k.ZipfExp)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -41,8 +42,9 @@ func typedFlag[T any](g flagGroup, name, help, def string, parse func(string) (T
 func floatFlag(g flagGroup, name, help, def string) *float64 {
 	return typedFlag(g, name, help, def, func(s string) (float64, error) {
 		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not a number", s)
+		// NaN and infinities would slip through every range check.
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("%q is not a finite number", s)
 		}
 		return f, nil
 	})

@@ -290,6 +290,9 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 	report := cmd.Flag("report", "With --step: write a Markdown report here and its SVG chart beside it.").String()
 	procfs := cmd.Flag("path.procfs", "procfs mount point, for the environment snapshot.").Default("/proc").String()
 	sysfs := cmd.Flag("path.sysfs", "sysfs mount point, for the environment snapshot.").Default("/sys").String()
+	trials := intFlag(cmd, "trials", "Run the burst N times in a row; the report keeps each run's figures, so compare can judge the spread (not with --step).", "5")
+	var trialsSet bool
+	cmd.GetFlag("trials").IsSetByUser(&trialsSet)
 
 	return func(ctx context.Context, env *cliEnv) error {
 		log := promslog.New(env.logConfig)
@@ -318,7 +321,13 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 		if err != nil {
 			return err
 		}
+		if *trials < 1 || *trials > 100 {
+			return usagef("--trials: %d must be from 1 to 100", *trials)
+		}
 		var sp prober.StepPlan
+		if *step && trialsSet {
+			return usagef("--trials: a step-load search runs once; drop --trials or --step")
+		}
 		if *step {
 			if sp, err = sf.plan(); err != nil {
 				return err
@@ -355,14 +364,10 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 				}
 			}
 		} else {
-			r := burster.Run(ctx, plan)
-			bar.finish()
-			res = &r
-			rep = prober.NewBurstReport(names[0], res, envSnap, pcts)
-			if res.Total != nil {
-				if err := prober.WriteAllStats(env.stdout, res, pcts); err != nil {
-					return err
-				}
+			run := func() prober.BurstResult { r := burster.Run(ctx, plan); bar.finish(); return r }
+			after := func(i int, r *prober.BurstResult) error { return writeTrialStats(env, i, *trials, r, pcts) }
+			if rep, res, err = runTrials(trialRun{n: *trials, run: run, after: after, target: names[0], env: envSnap, pcts: pcts}); err != nil {
+				return err
 			}
 		}
 		if *jsonOut != "" {

@@ -22,7 +22,7 @@ func runBurst(t *testing.T, args ...string) (int, string, string) {
 func TestBurstCommandEndToEnd(t *testing.T) {
 	srv := redistest.Start(t)
 	out := filepath.Join(t.TempDir(), "burst.json")
-	code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--test-time=1", "--warmup=0", "--clients=2",
+	code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--trials=1", "--test-time=1", "--warmup=0", "--clients=2",
 		"--pipeline=4", "--ratio=1:3", "--rate=2000", "--key-maximum=999", "--json-out-file="+out,
 		"--print-percentiles=50,99,99.9,99.99")
 	if code != 0 {

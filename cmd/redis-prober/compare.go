@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// errRegressed is exit code 1 of compare: the comparison worked and found
+// a regression.
+var errRegressed = errors.New("regressed")
+
+// addCompareCommand declares `compare BEFORE.json AFTER.json`.
+func addCompareCommand(cmd *kingpin.CmdClause) command {
+	beforeFile := cmd.Arg("before", "Burst report before the change (redis-prober burst --json-out-file).").Required().String()
+	afterFile := cmd.Arg("after", "Burst report after the change.").Required().String()
+	threshold := typedFlag(cmd, "threshold", "Smallest relative change that counts as a regression or an improvement (10% or 0.1).", "10%", parseFraction)
+	alpha := floatFlag(cmd, "alpha", "Chance of a false alarm over all figures of the comparison (Bonferroni), above 0 and below 0.5.", "0.05")
+	output := cmd.Flag("output", "Output format: text, json or markdown (to paste into a change ticket).").Default("text").Enum("text", "json", "markdown")
+
+	return func(_ context.Context, env *cliEnv) error {
+		if *alpha <= 0 || *alpha >= 0.5 || math.IsNaN(*alpha) {
+			return usagef("--alpha: %v must be above 0 and below 0.5", *alpha)
+		}
+		before, err := readReport(*beforeFile)
+		if err != nil {
+			return err
+		}
+		after, err := readReport(*afterFile)
+		if err != nil {
+			return err
+		}
+		c, err := prober.Compare(before, after, *beforeFile, *afterFile, prober.CompareOptions{Threshold: *threshold, Alpha: *alpha})
+		if err != nil {
+			return usagef("%v", err)
+		}
+		switch *output {
+		case "json":
+			err = prober.WriteComparisonJSON(env.stdout, c)
+		case "markdown":
+			err = prober.WriteComparisonMarkdown(env.stdout, c)
+		default:
+			err = prober.WriteComparisonText(env.stdout, c)
+		}
+		if err != nil {
+			return err
+		}
+		if c.Regressed {
+			return fmt.Errorf("%w: see the verdicts above", errRegressed)
+		}
+		return nil
+	}
+}
+
+// parseFraction reads "10%", "10" (a percentage) or "0.1".
+func parseFraction(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	percent := strings.HasSuffix(t, "%")
+	f, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%q is not a percentage (examples: 10%%, 0.1)", s)
+	}
+	if percent || f >= 1 {
+		f /= 100
+	}
+	if f < 0 || f >= 10 {
+		return 0, fmt.Errorf("%q must be from 0%% to 1000%%", s)
+	}
+	return f, nil
+}
+
+// readReport reads a burst report; any fault is bad input (exit 2).
+func readReport(path string) (*prober.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("cannot read report: %v", err)
+	}
+	var r prober.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, usagef("%s is not a burst report (JSON): %v", path, err)
+	}
+	if r.Schema == "" {
+		return nil, usagef("%s is not a redis-prober burst report (no schema field)", path)
+	}
+	return &r, nil
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis-prober/redis-prober/internal/redistest"
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+var updateCompareTestdata = flag.Bool("update-compare-testdata", false, "rewrite testdata/compare/*.json")
+
+func runCompare(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := realMain(append([]string{"compare"}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// synthetic builds a report of 5 trials of get and set whose figures spread
+// ±2% from trial to trial; get's p99 is scaled by p99Scale, the trial
+// noise rotated by shift.
+func synthetic(shift int, p99Scale float64, appendfsync string) *prober.Report {
+	noise := []float64{1.00, 1.02, 0.98, 1.01, 0.99}
+	cmd := func(name string, p50, p99, ops float64) prober.CommandReport {
+		return prober.CommandReport{Command: name, Ops: int64(ops), OpsPerSec: ops, Latency: prober.LatencyReport{
+			Percentiles: []prober.PercentileReport{{Percentile: 50, Ms: p50}, {Percentile: 99, Ms: p99}, {Percentile: 99.9, Ms: 10 * p50}}}}
+	}
+	rep := &prober.Report{Schema: prober.ReportSchema, Tool: "redis-prober burst", Target: "redis-a:6379",
+		Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Outcome: prober.OutcomeCompleted, Reason: "test_time",
+		Plan: prober.PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []prober.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 10}},
+			KeyPattern: "R:R", KeyMaximum: 9999, DataSize: 32, Rate: 2000, TestTimeSeconds: 10},
+		Environment: &prober.Environment{
+			Prober: prober.ProberEnv{Version: "0.1.0"},
+			Host:   prober.HostEnv{Kernel: "6.1.0-18-amd64", THPEnabled: "madvise", THPDefrag: "madvise", CPUs: 8, Sysctls: map[string]string{"vm.swappiness": "1"}},
+			Redis:  prober.RedisEnv{Version: "7.2.4", Role: "master", Config: map[string]string{"appendonly": "yes", "appendfsync": appendfsync}},
+		}}
+	for i := range 5 {
+		k := noise[(i+shift)%len(noise)]
+		get := cmd("get", 0.10*k, 0.50*k*p99Scale, 1818*k)
+		set := cmd("set", 0.12*k, 0.60*k, 182*k)
+		tot := cmd("", 0.10*k, 0.50*k*p99Scale, 2000*k)
+		rep.Trials = append(rep.Trials, prober.TrialReport{Trial: i + 1, Outcome: prober.OutcomeCompleted, DurationSeconds: 10,
+			Totals: tot, Commands: []prober.CommandReport{set, get}})
+	}
+	return rep
+}
+
+func TestWriteCompareTestdata(t *testing.T) {
+	if !*updateCompareTestdata {
+		t.Skip("run with -update-compare-testdata to rewrite testdata/compare")
+	}
+	other := synthetic(0, 1, "everysec")
+	other.Plan.Clients = 50
+	for name, rep := range map[string]*prober.Report{
+		"before.json":     synthetic(0, 1, "everysec"),
+		"same.json":       synthetic(2, 1, "everysec"),
+		"p99-3pct.json":   synthetic(1, 1.03, "everysec"),
+		"p99-30pct.json":  synthetic(3, 1.30, "always"),
+		"other-plan.json": other,
+	} {
+		var b bytes.Buffer
+		if err := rep.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("testdata", "compare", name), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func td(name string) string { return filepath.Join("testdata", "compare", name) }
+
+func TestCompareCommand(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   []string
+		stderr   string
+		noStdout []string
+	}{
+		{"identical distributions", []string{td("before.json"), td("same.json")}, 0,
+			[]string{"Verdict: no regression", "Environment: no difference", "Welch"}, "", []string{"regressed"}},
+		{"3% under the 10% threshold", []string{td("before.json"), td("p99-3pct.json")}, 0,
+			[]string{"Verdict: no regression", "+3.0%"}, "", nil},
+		{"3% over a 1% threshold but within the trials' spread", []string{"--threshold=1%", td("before.json"), td("p99-3pct.json")}, 0,
+			[]string{"get      p99     0.500 ms    0.515 ms    +3.0%   [-1.0%, +7.2%]  no significant change"}, "", nil},
+		{"30% p99 regression", []string{td("before.json"), td("p99-30pct.json")}, 1,
+			[]string{"get      p99", "regressed", "appendfsync: everysec → always", "Verdict: REGRESSED (get p99 +30.0%, total p99 +30.0%)"}, "regressed", nil},
+		{"markdown", []string{"--output=markdown", td("before.json"), td("p99-30pct.json")}, 1,
+			[]string{"| get | p99 | 0.500 ms | 0.650 ms | +30.0% |", "**regressed**", "- `appendfsync`: `everysec` → `always`"}, "", nil},
+		{"missing file", []string{td("before.json"), td("nope.json")}, 2, nil, "cannot read report", nil},
+		{"not JSON", []string{td("before.json"), "compare_test.go"}, 2, nil, "is not a burst report", nil},
+		{"other plan", []string{td("before.json"), td("other-plan.json")}, 2, nil, "the load plans differ (clients 4 vs 50)", nil},
+		{"bad alpha", []string{"--alpha=0", td("before.json"), td("same.json")}, 2, nil, "--alpha", nil},
+		{"bad threshold", []string{"--threshold=lots", td("before.json"), td("same.json")}, 2, nil, "--threshold", nil},
+		{"one argument", []string{td("before.json")}, 2, nil, "required argument", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCompare(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			for _, want := range tc.stdout {
+				if !strings.Contains(stdout, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, stdout)
+				}
+			}
+			for _, bad := range tc.noStdout {
+				if strings.Contains(stdout, bad) {
+					t.Errorf("stdout has %q:\n%s", bad, stdout)
+				}
+			}
+			if !strings.Contains(stderr, tc.stderr) || (tc.code == 2 && strings.Count(strings.TrimSpace(stderr), "\n") > 0) {
+				t.Errorf("stderr %q, want one line with %q", stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestCompareJSONOutput(t *testing.T) {
+	code, stdout, _ := runCompare(t, "--output=json", td("before.json"), td("p99-30pct.json"))
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	var c prober.Comparison
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Schema != prober.CompareSchema || !c.Regressed || len(c.Rows) != 12 || len(c.Environment) != 1 ||
+		c.Environment[0].Name != "appendfsync" || len(c.Rows[0].BeforeTrials) != 5 {
+		t.Fatalf("comparison: %+v", c)
+	}
+}
+
+// TestCompareEndToEnd runs short bursts against a real redis-server: with
+// nothing changed compare passes; with AOF on and appendfsync always (an
+// fsync per write) it fails and names appendfsync. The bursts run as fast
+// as the server answers (each bounded to 1 s), so an fsync per SET costs
+// throughput and latency tenfold and more. The threshold is 50% because
+// the machine is shared with other tests running at the same time.
+func TestCompareEndToEnd(t *testing.T) {
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	burst := func(name string) string {
+		t.Helper()
+		out := filepath.Join(dir, name)
+		code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--trials=3", "--test-time=1", "--warmup=0",
+			"--clients=2", "--ratio=1:1", "--key-maximum=999", "--json-out-file="+out)
+		if code != 0 {
+			t.Fatalf("burst %s: exit %d\nstdout: %s\nstderr: %s", name, code, stdout, stderr)
+		}
+		if n := strings.Count(stdout, "ALL STATS"); n != 3 {
+			t.Fatalf("burst %s printed %d ALL STATS tables, want one per trial", name, n)
+		}
+		return out
+	}
+	before := burst("before.json")
+	same := burst("same.json")
+	code, stdout, stderr := runCompare(t, "--threshold=50%", before, same)
+	if code != 0 {
+		t.Fatalf("nothing changed: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	ctx := context.Background()
+	c := srv.Client()
+	if err := c.ConfigSet(ctx, "appendonly", "yes").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ConfigSet(ctx, "appendfsync", "always").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Turning AOF on rewrites it in a child; bursts skip a persisting server.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		info := prober.ParseInfo(c.Info(ctx, "persistence").Val())
+		if info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "0" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("AOF rewrite still running after 20s: %v", info)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	after := burst("after.json")
+	code, stdout, stderr = runCompare(t, "--threshold=50%", before, after)
+	if code != 1 || !strings.Contains(stdout, "appendfsync: everysec → always") || !strings.Contains(stdout, "REGRESSED") {
+		t.Fatalf("appendfsync always: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	t.Logf("compare after appendfsync always:\n%s", stdout)
+}
+
+func TestBurstTrialsFlag(t *testing.T) {
+	for _, args := range [][]string{{"--trials=0"}, {"--trials=101"}, {"--step", "--trials=3"}} {
+		code, _, stderr := runBurst(t, args...)
+		if code != 2 || !strings.Contains(stderr, "--trials") {
+			t.Errorf("burst %v: exit %d, stderr %q; want 2 naming --trials", args, code, stderr)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package prober
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteComparisonJSON writes the comparison, indented.
+func WriteComparisonJSON(w io.Writer, c *Comparison) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(c); err != nil {
+		return fmt.Errorf("encode comparison: %w", err)
+	}
+	return nil
+}
+
+// WriteComparisonText writes the comparison as an aligned table for a
+// terminal, the environment diff below it and the overall verdict last.
+func WriteComparisonText(w io.Writer, c *Comparison) error {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "before:\t%s\t%s\t%s\t%d trials\n", c.Before.File, c.Before.Target, c.Before.Start, c.Before.Trials)
+	fmt.Fprintf(tw, "after:\t%s\t%s\t%s\t%d trials\n", c.After.File, c.After.Target, c.After.Start, c.After.Trials)
+	_ = tw.Flush()
+	fmt.Fprintf(&b, "threshold %s; %s\n\n", pct(c.Threshold, false), c.Method)
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMMAND\tFIGURE\tBEFORE\tAFTER\tCHANGE\tINTERVAL\tVERDICT")
+	for _, r := range c.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Command, r.Figure, figText(r.Before, r.Unit), figText(r.After, r.Unit),
+			pct(r.Change, true), intervalText(r), r.Verdict)
+	}
+	_ = tw.Flush()
+	b.WriteString("\n")
+	if len(c.Environment) == 0 {
+		b.WriteString("Environment: no difference\n")
+	} else {
+		b.WriteString("Environment (before → after):\n")
+		for _, d := range c.Environment {
+			fmt.Fprintf(&b, "  %s: %s → %s\n", d.Name, d.Before, d.After)
+		}
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(&b, "Note: %s\n", n)
+	}
+	fmt.Fprintf(&b, "\n%s\n", verdictLine(c))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteComparisonMarkdown writes the comparison for a change ticket.
+func WriteComparisonMarkdown(w io.Writer, c *Comparison) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### redis-prober compare: %s\n\n", mdEscape(verdictLine(c)))
+	fmt.Fprintf(&b, "| | report | target | start | trials |\n|---|---|---|---|---:|\n")
+	fmt.Fprintf(&b, "| before | %s | %s | %s | %d |\n", mdCell(c.Before.File), mdCell(c.Before.Target), c.Before.Start, c.Before.Trials)
+	fmt.Fprintf(&b, "| after | %s | %s | %s | %d |\n\n", mdCell(c.After.File), mdCell(c.After.Target), c.After.Start, c.After.Trials)
+	fmt.Fprintf(&b, "Threshold %s; %s.\n\n", pct(c.Threshold, false), mdEscape(c.Method))
+	b.WriteString("| command | figure | before | after | change | interval | verdict |\n|---|---|---:|---:|---:|---|---|\n")
+	for _, r := range c.Rows {
+		v := r.Verdict
+		if v != VerdictNoChange {
+			v = "**" + v + "**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdCell(r.Command), r.Figure, figText(r.Before, r.Unit),
+			figText(r.After, r.Unit), pct(r.Change, true), intervalText(r), v)
+	}
+	b.WriteString("\n**Environment (before → after)**\n\n")
+	if len(c.Environment) == 0 {
+		b.WriteString("No difference.\n")
+	}
+	for _, d := range c.Environment {
+		fmt.Fprintf(&b, "- `%s`: `%s` → `%s`\n", d.Name, d.Before, d.After)
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(&b, "\n> %s\n", mdEscape(n))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func verdictLine(c *Comparison) string {
+	var bad []string
+	for _, r := range c.Rows {
+		if r.Verdict == VerdictRegressed {
+			bad = append(bad, fmt.Sprintf("%s %s %s", r.Command, r.Figure, pct(r.Change, true)))
+		}
+	}
+	if len(bad) == 0 {
+		return "Verdict: no regression"
+	}
+	return "Verdict: REGRESSED (" + strings.Join(bad, ", ") + ")"
+}
+
+func figText(v float64, unit string) string {
+	if unit == "ms" {
+		return fmt.Sprintf("%.3f ms", v)
+	}
+	return fmt.Sprintf("%.0f %s", v, unit)
+}
+
+func pct(f float64, sign bool) string {
+	if sign {
+		return fmt.Sprintf("%+.1f%%", f*100)
+	}
+	return fmt.Sprintf("%.4g%%", f*100)
+}
+
+func intervalText(r CompareRow) string {
+	if r.Low == nil || r.High == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("[%s, %s]", pct(*r.Low, true), pct(*r.High, true))
+}

@@ -172,8 +172,10 @@ func (p BurstPlan) Validate(l BurstLimits) error {
 	}
 	total := 0
 	for _, m := range p.Mix {
-		if burstOpIndex(m.Op) < 0 || m.Weight < 1 {
-			return fieldErr("commands", "%s:%d is not a known command with a weight of at least 1", m.Op, m.Weight)
+		// Each weight is bounded before the sum, which could otherwise wrap
+		// negative and pass as a tiny (empty) cycle.
+		if burstOpIndex(m.Op) < 0 || m.Weight < 1 || m.Weight > maxMixCycle {
+			return fieldErr("commands", "%s:%d is not a known command with a weight from 1 to %d", m.Op, m.Weight, maxMixCycle)
 		}
 		total += m.Weight
 	}

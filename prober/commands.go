@@ -27,14 +27,17 @@ func (n Namespace) Pattern() string {
 	return escapeGlob(n.Prefix+"{"+n.Tag+"}:") + "*"
 }
 
+// escapeGlob works byte by byte: the glob characters are ASCII, and ranging
+// over runes would turn a byte that is not UTF-8 into U+FFFD, so the pattern
+// would miss the very keys it must clean up.
 func escapeGlob(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		switch r {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
 		case '*', '?', '[', ']', '\\':
 			b.WriteByte('\\')
 		}
-		b.WriteRune(r)
+		b.WriteByte(s[i])
 	}
 	return b.String()
 }

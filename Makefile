@@ -20,7 +20,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/redis-prober
 
 ## test: everything CI runs, against real redis-server and Prometheus.
-test: vet test-go test-rules
+test: vet test-go test-rules test-fuzz
 
 vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
@@ -33,6 +33,27 @@ test-rules:
 	@if ls alerts/*.yml >/dev/null 2>&1; then \
 		promtool check rules alerts/*.yml && promtool test rules alerts/tests/*.yml; \
 	else echo "no alert rules yet"; fi
+
+.PHONY: fuzz test-fuzz soak
+# Every fuzz target as package:Name; go test -fuzz takes one target at a time.
+FUZZ_TARGETS := ./config:FuzzParse ./engine:FuzzParseAddr ./collector:FuzzParseInfo \
+                ./prober:FuzzParseCommands ./prober:FuzzNamespace ./prober:FuzzKeySpec ./prober:FuzzParseMix
+FUZZTIME ?= 60s
+
+## fuzz: run every fuzz target for FUZZTIME (default 60s) each; new failures land in testdata/fuzz.
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} ($${t%%:*}) for $(FUZZTIME)"; \
+		$(GO) test -run='^$$' -fuzz="^$${t#*:}$$" -fuzztime=$(FUZZTIME) $${t%%:*}; \
+	done
+
+## test-fuzz: a few seconds of each fuzz target (make test runs it).
+test-fuzz:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$${TEST_FUZZTIME:-3s}
+
+## soak: SOAK (default 10m) of probes at 100/s, bursts, Redis restarts and pauses; prints resource slopes.
+soak:
+	SOAK=$${SOAK:-10m} ./scripts/soak.sh
 
 .PHONY: dashboards
 ## dashboards: regenerate dashboards/*.json from the Go code in dashboards/.

@@ -87,12 +87,17 @@ type worker struct {
 	conn  atomic.Pointer[blockingConn]
 }
 
-// sleepSlice bounds each nanosleep so a stopping prober notices within it.
+// sleepSlice bounds each sleep so a stopping prober notices within it.
 const sleepSlice = 50 * time.Millisecond
 
-// run is one probe connection. It stays on its own OS thread and uses only
-// blocking system calls, so a reply wakes it the way it would wake a C client
-// (see docs/architecture.md, "Probe fidelity").
+// finalSleep is how much of the wait before a request is spent in
+// nanosleep(2) rather than parked (see sleepUntil): more than the Go timer's
+// millisecond of slack, well under sysmon's 10 ms preemption horizon.
+const finalSleep = 2 * time.Millisecond
+
+// run is one probe connection. It stays on its own OS thread and sends and
+// receives with blocking system calls, so a reply wakes it the way it would
+// wake a C client (see docs/architecture.md, "Probe fidelity").
 func (w *worker) run() {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -167,8 +172,19 @@ func (w *worker) run() {
 	}
 }
 
-// sleepUntil sleeps on this thread with nanosleep(2), in slices so a stop is
-// seen quickly. It reports false when the probe is stopping.
+// sleepUntil waits until t, in slices so a stop is seen quickly. It reports
+// false when the probe is stopping.
+//
+// Most of the wait parks the goroutine on a Go timer; only the last
+// finalSleep is a nanosleep(2) on the locked thread. Parking matters: a
+// goroutine that never passes through the scheduler looks to sysmon like one
+// that has run for over 10 ms, so sysmon would preempt it with SIGURG and take
+// its P while it waits in read(2) for Redis, and the thread hand-offs that
+// follow land inside the measured round trip. Parked shortly before each
+// request, the goroutine starts it on a fresh scheduling slice and the
+// runtime leaves the thread alone until the reply is in. The final nanosleep
+// makes the send punctual: Go's timers wake through the netpoller, which
+// sleeps in whole milliseconds, and through a hand-off to this thread.
 func (w *worker) sleepUntil(t time.Time) bool {
 	for {
 		if w.stop.Load() {
@@ -178,7 +194,10 @@ func (w *worker) sleepUntil(t time.Time) bool {
 		if d <= 0 {
 			return true
 		}
-		d = min(d, sleepSlice)
+		if d > finalSleep {
+			time.Sleep(min(d-finalSleep, sleepSlice))
+			continue
+		}
 		ts := unix.NsecToTimespec(d.Nanoseconds())
 		_ = unix.Nanosleep(&ts, nil)
 	}

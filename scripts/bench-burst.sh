@@ -87,7 +87,7 @@ for round in $(seq "$ROUNDS"); do
 		measure "redis-prober burst" "$P" "$TMP/redis-prober" burst --redis.addr="127.0.0.1:$PORT" \
 			--clients="$CLIENTS" --pipeline="$P" --ratio=0:1 --data-size="$DATA_SIZE" --key-minimum=0 \
 			--key-maximum=$((KEY_RANGE - 1)) --key-pattern=R:R --requests="$PER_CLIENT" --warmup=0 \
-			--abort-p99=0 --log.level=warn
+			--abort-p99=0 --trials=1 --log.level=warn
 		redis-cli -p "$PORT" flushall >/dev/null
 		measure "redis-benchmark" "$P" redis-benchmark -p "$PORT" -c "$CLIENTS" -P "$P" -d "$DATA_SIZE" \
 			-r "$KEY_RANGE" -n "$N" -t get -q

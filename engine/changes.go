@@ -101,9 +101,11 @@ func NewChanges(cfg ChangesConfig, log *slog.Logger, metrics *prober.Metrics) *C
 		infoDesc: prometheus.NewDesc("redis_prober_server_info",
 			"The Redis (or Valkey) version and the replication role of each target node, as INFO said last.",
 			[]string{"target", "node", "version", "role"}, nil),
+		// A summary, so the quantile label is what Prometheus expects of
+		// it; _count says how many samples each window holds.
 		latencyDesc: prometheus.NewDesc("redis_prober_change_latency_seconds",
-			"Probe latency quantiles over a window before the last detected change and since it (at most one window), per command; a window shows once it holds enough samples.",
-			[]string{"target", "node", "command", "window", "quantile"}, nil),
+			"Probe latency over a window before the last detected change and since it (at most one window), per command; a window shows once it holds enough samples.",
+			[]string{"target", "node", "command", "window"}, nil),
 		nodes:   map[string]*nodeWatch{},
 		targets: map[string]*targetHost{},
 	}
@@ -314,12 +316,8 @@ func (c *Changes) emitWindow(ch chan<- prometheus.Metric, nw nodeWatch, window s
 		if q.Count < c.cfg.MinSamples {
 			continue
 		}
-		for _, v := range []struct {
-			label string
-			d     time.Duration
-		}{{"0.5", q.P50}, {"0.99", q.P99}, {"0.999", q.P999}} {
-			ch <- prometheus.MustNewConstMetric(c.latencyDesc, prometheus.GaugeValue, v.d.Seconds(),
-				nw.target, nw.node, q.Command, window, v.label)
-		}
+		ch <- prometheus.MustNewConstSummary(c.latencyDesc, q.Count, q.Sum.Seconds(),
+			map[float64]float64{0.5: q.P50.Seconds(), 0.99: q.P99.Seconds(), 0.999: q.P999.Seconds()},
+			nw.target, nw.node, q.Command, window)
 	}
 }

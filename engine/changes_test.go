@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
@@ -339,12 +340,24 @@ func TestChangesOnTheHost(t *testing.T) {
 	}
 	got := map[string]float64{}
 	for _, m := range r.gather("redis_prober_change_latency_seconds") {
-		if label(m, "node") == "n1" && label(m, "quantile") == "0.99" {
-			got[label(m, "window")] = m.GetGauge().GetValue()
+		if label(m, "node") != "n1" {
+			continue
+		}
+		for _, q := range m.GetSummary().GetQuantile() {
+			if q.GetQuantile() == 0.99 {
+				got[label(m, "window")] = q.GetValue()
+			}
+		}
+		if n := m.GetSummary().GetSampleCount(); (label(m, "window") == "before" && n != 10) || (label(m, "window") == "after" && n != 5) {
+			t.Errorf("%s window holds %d samples", label(m, "window"), n)
 		}
 	}
 	if got["before"] < 0.0019 || got["before"] > 0.0021 || got["after"] < 0.0038 || got["after"] > 0.0042 {
 		t.Fatalf("p99 before/after = %v, want about 2 ms and 4 ms", got)
+	}
+	problems, err := testutil.CollectAndLint(r.svc)
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("lint: %v %v", err, problems)
 	}
 }
 

@@ -140,9 +140,6 @@ func (w *worker) run() {
 		}
 		woke := time.Now()
 		start, lag, overdue := chargeFrom(claimed, due, woke)
-		if !overdue {
-			p.rec.RecordLag(lag)
-		}
 		ci := int(k % int64(len(cmds)))
 		if elapsed := woke.Sub(start); elapsed >= cfg.Timeout {
 			// The slot waited its whole timeout behind stalled requests:
@@ -161,6 +158,11 @@ func (w *worker) run() {
 		d := time.Since(start)
 		if w.stop.Load() {
 			return // interrupted by shutdown: not a Redis fault
+		}
+		if !overdue {
+			// Recorded after the request, so its cost stays out of the
+			// measured round trip.
+			p.rec.RecordLag(lag)
 		}
 		res, answered := classify(err)
 		p.rec.Record(ci, res, d)

@@ -69,20 +69,25 @@ func (e Endpoint) dialFast(ctx context.Context, timeout time.Duration) (net.Conn
 // notifications, and the given timeout for dial, read and write.
 func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Options {
 	opts := &redis.Options{
-		Network:                  e.Network,
-		Addr:                     e.Addr,
-		Username:                 e.Username,
-		Password:                 e.Password,
-		DB:                       e.DB,
-		TLSConfig:                e.TLS,
-		Protocol:                 2,
-		DialTimeout:              timeout,
-		ReadTimeout:              timeout,
-		WriteTimeout:             timeout,
-		PoolSize:                 poolSize,
-		PoolTimeout:              timeout,
-		MaxRetries:               -1,
-		DialerRetries:            1, // a probe times one dial, not five with back-off
+		Network:       e.Network,
+		Addr:          e.Addr,
+		Username:      e.Username,
+		Password:      e.Password,
+		DB:            e.DB,
+		TLSConfig:     e.TLS,
+		Protocol:      2,
+		DialTimeout:   timeout,
+		ReadTimeout:   timeout,
+		WriteTimeout:  timeout,
+		PoolSize:      poolSize,
+		PoolTimeout:   timeout,
+		MaxRetries:    -1,
+		DialerRetries: 1, // a probe times one dial, not five with back-off
+		// Probe and control replies are small; go-redis's default 32 KiB
+		// per direction per connection would be most of the prober's
+		// memory at a few hundred targets. Larger replies still stream.
+		ReadBufferSize:           4096,
+		WriteBufferSize:          4096,
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}

@@ -67,7 +67,7 @@ func (p *Probe) Run(ctx context.Context) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.run()
+			w.run(ctx)
 		}()
 	}
 	<-ctx.Done()
@@ -85,10 +85,8 @@ type worker struct {
 	sched *schedule
 	stop  *atomic.Bool
 	conn  atomic.Pointer[blockingConn]
+	timer *time.Timer // reused for every wait, so waiting allocates nothing
 }
-
-// sleepSlice bounds each sleep so a stopping prober notices within it.
-const sleepSlice = 50 * time.Millisecond
 
 // finalSleep is how much of the wait before a request is spent in
 // nanosleep(2) rather than parked (see sleepUntil): more than the Go timer's
@@ -98,9 +96,12 @@ const finalSleep = 2 * time.Millisecond
 // run is one probe connection. It stays on its own OS thread and sends and
 // receives with blocking system calls, so a reply wakes it the way it would
 // wake a C client (see docs/architecture.md, "Probe fidelity").
-func (w *worker) run() {
+func (w *worker) run(ctx context.Context) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	w.timer = time.NewTimer(time.Hour)
+	w.timer.Stop()
+	defer w.timer.Stop()
 
 	p := w.probe
 	cfg := p.cfg
@@ -125,9 +126,8 @@ func (w *worker) run() {
 	value := probeValue(cfg.DataSize)
 	cmds := make([]*redis.Cmd, len(cfg.Commands))
 	// go-redis takes its context per call; the probe's own deadline lives in
-	// the socket (see blockingConn.limit), so this context is never cancelled
-	// mid-request and costs nothing per call.
-	ctx := context.Background()
+	// the socket (see blockingConn.limit), so ctx carries no deadline and
+	// costs nothing per call; it ends only when the probe stops.
 	for i, c := range cfg.Commands {
 		cmds[i] = redis.NewCmd(ctx, c.args(keys, value, cfg.KeyTTL)...)
 	}
@@ -135,7 +135,7 @@ func (w *worker) run() {
 	for !w.stop.Load() {
 		k, due := w.sched.claim()
 		claimed := time.Now()
-		if !claimed.After(due) && !w.sleepUntil(due) {
+		if !claimed.After(due) && !w.sleepUntil(ctx, due) {
 			return
 		}
 		woke := time.Now()
@@ -174,8 +174,7 @@ func (w *worker) run() {
 	}
 }
 
-// sleepUntil waits until t, in slices so a stop is seen quickly. It reports
-// false when the probe is stopping.
+// sleepUntil waits until t; it reports false when the probe is stopping.
 //
 // Most of the wait parks the goroutine on a Go timer; only the last
 // finalSleep is a nanosleep(2) on the locked thread. Parking matters: a
@@ -187,7 +186,11 @@ func (w *worker) run() {
 // runtime leaves the thread alone until the reply is in. The final nanosleep
 // makes the send punctual: Go's timers wake through the netpoller, which
 // sleeps in whole milliseconds, and through a hand-off to this thread.
-func (w *worker) sleepUntil(t time.Time) bool {
+//
+// The parked part is one timer for the whole gap, woken early only by a
+// stop: with hundreds of probe threads, waking each in short slices would
+// cost more CPU than the probes themselves (see docs/scaling.md).
+func (w *worker) sleepUntil(ctx context.Context, t time.Time) bool {
 	for {
 		if w.stop.Load() {
 			return false
@@ -197,7 +200,12 @@ func (w *worker) sleepUntil(t time.Time) bool {
 			return true
 		}
 		if d > finalSleep {
-			time.Sleep(min(d-finalSleep, sleepSlice))
+			w.timer.Reset(d - finalSleep)
+			select {
+			case <-ctx.Done():
+				return false
+			case <-w.timer.C:
+			}
 			continue
 		}
 		ts := unix.NsecToTimespec(d.Nanoseconds())

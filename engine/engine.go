@@ -56,6 +56,9 @@ type ClusterOptions struct {
 	// Refresh is how often the topology is read again (MOVED replies
 	// trigger a refresh at once).
 	Refresh time.Duration
+	// Seeds are further nodes to ask for the topology when the target's
+	// own address does not answer.
+	Seeds []prober.Endpoint
 }
 
 // SentinelOptions say which primary to follow and where to ask.
@@ -85,9 +88,15 @@ func (t Target) identity() string {
 		}
 		sentinel.Sentinels = nil
 	}
+	cluster := t.Cluster
+	var seeds []string
+	for _, s := range cluster.Seeds {
+		seeds = append(seeds, endpointIdentity(s))
+	}
+	cluster.Seeds = nil
 	return fmt.Sprintf("%s|%s|%v|%+v|%v|%v|%v|%s|%v|%+v|%+v|%v|%v|%s",
 		t.Name, endpointIdentity(t.Endpoint), cmds, p, t.ConnectInterval, t.SeedInterval, t.Objective, t.Node, t.ReadOnly,
-		t.Cluster, sentinel, sentinels, t.Labels, t.Fingerprint)
+		cluster, sentinel, append(sentinels, seeds...), t.Labels, t.Fingerprint)
 }
 
 // endpointIdentity names every field of an endpoint (its String hides the

@@ -151,7 +151,7 @@ func (e *Engine) discovererFor(t Target, log *slog.Logger) (discoverer, time.Dur
 	if t.Cluster.Refresh > 0 {
 		interval = t.Cluster.Refresh
 	}
-	return &serverDiscoverer{t: t, control: t.Endpoint.NewClient(t.Probe.Timeout, 1)}, interval
+	return newServerDiscoverer(t), interval
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -166,10 +166,24 @@ func orDefault(d, def time.Duration) time.Duration {
 type serverDiscoverer struct {
 	t          Target
 	control    *redis.Client
+	seeds      []*redis.Client // further Cluster seed nodes, asked in turn
 	wasCluster bool
 }
 
-func (d *serverDiscoverer) close() { _ = d.control.Close() }
+func newServerDiscoverer(t Target) *serverDiscoverer {
+	d := &serverDiscoverer{t: t, control: t.Endpoint.NewClient(t.Probe.Timeout, 1)}
+	for _, ep := range t.Cluster.Seeds {
+		d.seeds = append(d.seeds, ep.NewClient(t.Probe.Timeout, 1))
+	}
+	return d
+}
+
+func (d *serverDiscoverer) close() {
+	_ = d.control.Close()
+	for _, c := range d.seeds {
+		_ = c.Close()
+	}
+}
 
 func (d *serverDiscoverer) single() []nodeSpec {
 	return []nodeSpec{{ep: d.t.Endpoint, tag: d.t.Probe.Namespace.Tag}}
@@ -179,23 +193,28 @@ func (d *serverDiscoverer) discover(ctx context.Context) ([]nodeSpec, error) {
 	enabled, err := clusterEnabled(ctx, d.control)
 	if err != nil {
 		var rerr redis.Error
-		if errors.As(err, &rerr) || !d.wasCluster {
+		if errors.As(err, &rerr) || (!d.wasCluster && len(d.seeds) == 0) {
 			// INFO refused (ACL), or the server is unreachable and was
 			// never seen as a Cluster: probe it as a single server, so
 			// its failures show as up=0 and errors.
 			return d.single(), nil
 		}
-		return nil, fmt.Errorf("INFO cluster: %w", err)
+		// A Cluster whose first seed is down: the other seeds know
+		// the topology.
+		enabled = true
 	}
 	if !enabled {
 		d.wasCluster = false
 		return d.single(), nil
 	}
-	d.wasCluster = true
-	text, err := d.control.ClusterNodes(ctx).Result()
+	text, err := d.clusterNodes(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("CLUSTER NODES: %w", err)
+		if !d.wasCluster {
+			return d.single(), nil
+		}
+		return nil, err
 	}
+	d.wasCluster = true
 	nodes, err := parseClusterNodes(text)
 	if err != nil {
 		return nil, err
@@ -234,4 +253,17 @@ func clusterSpecs(t Target, nodes []clusterNode) []nodeSpec {
 		}
 	}
 	return specs
+}
+
+// clusterNodes asks the first seed, then the others, for CLUSTER NODES.
+func (d *serverDiscoverer) clusterNodes(ctx context.Context) (string, error) {
+	var errs []error
+	for _, c := range append([]*redis.Client{d.control}, d.seeds...) {
+		text, err := c.ClusterNodes(ctx).Result()
+		if err == nil {
+			return text, nil
+		}
+		errs = append(errs, fmt.Errorf("CLUSTER NODES on %s: %w", c.Options().Addr, err))
+	}
+	return "", errors.Join(errs...)
 }

@@ -221,3 +221,30 @@ func TestSentinelFailoverIsFollowedAndCounted(t *testing.T) {
 		t.Errorf("failovers counted = %v, want 1", failovers)
 	}
 }
+
+// A Cluster whose first seed is down is still found through the others.
+func TestClusterFoundThroughLaterSeed(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	dead := redistest.Start(t)
+	tg := testTarget(t, dead)
+	dead.Kill()
+	tg.Name = "cluster"
+	tg.Cluster = ClusterOptions{Refresh: 300 * time.Millisecond}
+	_, seed, err := ParseAddr(cl.Nodes[2].URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Cluster.Seeds = []prober.Endpoint{seed}
+	reg := prometheus.NewRegistry()
+	e := New(reg, quietLogger())
+	runEngine(t, e, Config{Targets: []Target{tg}, CleanupTimeout: 3 * time.Second})
+	waitFor(t, 10*time.Second, "three shards up through the second seed", func() bool {
+		up := upByNode(t, reg, "cluster")
+		for _, s := range cl.Nodes {
+			if up[s.Addr()] != 1 {
+				return false
+			}
+		}
+		return true
+	})
+}

@@ -116,8 +116,11 @@ func (s *targetSource) fileTarget(ft config.Target, base prober.ProbeConfig, con
 	} else if _, ep, err = engine.ParseAddr(addr); err != nil {
 		return engine.Target{}, fmt.Errorf("addr: %v", err)
 	}
-	if ft.Username != "" {
+	switch {
+	case ft.Username != "":
 		ep.Username = ft.Username
+	case ep.Username == "" && *s.redis.user != "":
+		ep.Username = *s.redis.user // --redis.user is the default user
 	}
 	ep.Password = password
 	var fingerprint string
@@ -133,6 +136,14 @@ func (s *targetSource) fileTarget(ft config.Target, base prober.ProbeConfig, con
 		t.Cluster.Replicas = ft.Cluster.Replicas == nil || *ft.Cluster.Replicas
 		if ft.Cluster.RefreshInterval != nil {
 			t.Cluster.Refresh = time.Duration(*ft.Cluster.RefreshInterval)
+		}
+		for _, a := range ft.Cluster.Addrs[1:] {
+			_, seed, err := engine.ParseAddr(a)
+			if err != nil {
+				return engine.Target{}, fmt.Errorf("cluster.addrs: %v", err)
+			}
+			seed.Username, seed.Password, seed.TLS = ep.Username, ep.Password, ep.TLS
+			t.Cluster.Seeds = append(t.Cluster.Seeds, seed)
 		}
 	}
 	if sc := ft.Sentinel; sc != nil {
@@ -151,7 +162,14 @@ func (s *targetSource) fileTarget(ft config.Target, base prober.ProbeConfig, con
 			if err != nil {
 				return engine.Target{}, fmt.Errorf("sentinel.addrs: %v", err)
 			}
-			sep.Username, sep.Password, sep.TLS = sc.Username, spw, ep.TLS
+			if sc.Username != "" {
+				sep.Username = sc.Username
+			}
+			sep.Password = spw
+			if sep.TLS != nil && ep.TLS != nil {
+				// rediss:// Sentinel: trust what the target's tls: trusts.
+				sep.TLS = ep.TLS
+			}
 			so.Sentinels = append(so.Sentinels, sep)
 		}
 		t.Sentinel = so

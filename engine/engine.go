@@ -220,12 +220,27 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 		if n > 1 && t.Probe.Rate > 0 {
 			t.Probe.Offset = time.Duration(float64(time.Second) / t.Probe.Rate * float64(i) / float64(n))
 		}
+		// Start the targets themselves (discovery, seeding, collectors,
+		// connect probes) spread too: hundreds of INFO calls and dials in
+		// one instant would time each other out on a small host.
+		delay := startSpread(n) * time.Duration(i) / time.Duration(max(n, 1))
 		ctx, cancel := context.WithCancel(parent)
 		rt := &runningTarget{cfg: t, id: t.identity(), cancel: cancel, done: make(chan struct{})}
 		e.running[t.Name] = rt
 		go func() {
 			defer close(rt.done)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(delay):
+			}
 			e.runGroup(ctx, t, cfg.CleanupTimeout)
 		}()
 	}
+}
+
+// startSpread is how long the start of n targets is spread over: 25 ms per
+// target, at most 5 s.
+func startSpread(n int) time.Duration {
+	return min(5*time.Second, time.Duration(n)*25*time.Millisecond)
 }

@@ -156,7 +156,7 @@ func (w *worker) run(ctx context.Context) {
 		cmd.SetVal(nil)
 		err := client.Process(ctx, cmd)
 		d := time.Since(start)
-		if w.stop.Load() {
+		if w.stop.Load() || ctx.Err() != nil {
 			return // interrupted by shutdown: not a Redis fault
 		}
 		if !overdue {

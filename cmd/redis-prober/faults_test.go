@@ -665,9 +665,12 @@ func TestKeyPrefixWithoutSeparatorRefused(t *testing.T) {
 		{[]string{"burst", "--redis.addr=127.0.0.1:1", "--key-prefix=*:"}, "--key-prefix"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			var stdout, stderr strings.Builder
-			if code := realMain(tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
-				t.Errorf("exit %d, stderr %q; want 2 naming %s", code, stderr.String(), tc.want)
+			args := tc.args
+			if args[0] != "burst" {
+				args = append(args, "--web.listen-address=127.0.0.1:0")
+			}
+			if code, out := runBinary(t, 5*time.Second, args...); code != 2 || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d, output %q; want 2 naming %s", code, lastLine(out), tc.want)
 			}
 		})
 	}
@@ -696,22 +699,31 @@ func TestNonFiniteNumbersRefused(t *testing.T) {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			// The real binary: an accepted value would start the prober,
 			// which must not run forever inside the test process.
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
 			args := tc.args
 			if args[0] != "burst" {
 				args = append(args, "--web.listen-address=127.0.0.1:0")
 			}
-			cmd := exec.CommandContext(ctx, proberBin, args...)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			err := cmd.Run()
-			code := cmd.ProcessState.ExitCode()
-			if ctx.Err() != nil || code != 2 || !strings.Contains(stderr.String(), tc.want) {
-				t.Errorf("exit %d (%v), stderr %q; want 2 naming %s", code, err, lastLine(stderr.String()), tc.want)
+			code, out := runBinary(t, 5*time.Second, args...)
+			if code != 2 || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d, output %q; want 2 naming %s", code, lastLine(out), tc.want)
 			}
 		})
 	}
+}
+
+// runBinary runs the prober binary to its end, killing it after limit (exit
+// code -1 then), and returns its exit code and combined output.
+func runBinary(t *testing.T, limit time.Duration, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, proberBin, args...)
+	out, _ := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Errorf("%v still running after %v", args, limit)
+		return -1, string(out)
+	}
+	return cmd.ProcessState.ExitCode(), string(out)
 }
 
 func lastLine(s string) string {

@@ -163,9 +163,8 @@ func TestSecretNeverShown(t *testing.T) {
 		"burst":  {"burst", "--redis.addr=" + wrong.URL(), "--redis.password-file=" + pwFile, "--test-time=1", "--warmup=0s"},
 		"doctor": {"doctor", "--redis.addr=" + wrong.URL(), "--redis.password-file=" + pwFile, "--measure.duration=200ms"},
 	} {
-		var stdout, stderr bytes.Buffer
-		code := realMain(args, &stdout, &stderr)
-		places[name+" output"] = stdout.String() + stderr.String()
+		code, out := runBinary(t, 20*time.Second, args...)
+		places[name+" output"] = out
 		if code == 0 && name == "burst" {
 			t.Errorf("burst against a server refusing the password exited 0")
 		}

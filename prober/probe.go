@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"golang.org/x/sys/unix"
 )
 
 // ProbeConfig is the steady trickle of one target.
@@ -87,11 +86,6 @@ type worker struct {
 	conn  atomic.Pointer[blockingConn]
 	timer *time.Timer // reused for every wait, so waiting allocates nothing
 }
-
-// finalSleep is how much of the wait before a request is spent in
-// nanosleep(2) rather than parked (see sleepUntil): more than the Go timer's
-// millisecond of slack, well under sysmon's 10 ms preemption horizon.
-const finalSleep = 2 * time.Millisecond
 
 // run is one probe connection. It stays on its own OS thread and sends and
 // receives with blocking system calls, so a reply wakes it the way it would
@@ -176,20 +170,22 @@ func (w *worker) run(ctx context.Context) {
 
 // sleepUntil waits until t; it reports false when the probe is stopping.
 //
-// Most of the wait parks the goroutine on a Go timer; only the last
-// finalSleep is a nanosleep(2) on the locked thread. Parking matters: a
-// goroutine that never passes through the scheduler looks to sysmon like one
-// that has run for over 10 ms, so sysmon would preempt it with SIGURG and take
-// its P while it waits in read(2) for Redis, and the thread hand-offs that
-// follow land inside the measured round trip. Parked shortly before each
-// request, the goroutine starts it on a fresh scheduling slice and the
-// runtime leaves the thread alone until the reply is in. The final nanosleep
-// makes the send punctual: Go's timers wake through the netpoller, which
-// sleeps in whole milliseconds, and through a hand-off to this thread.
+// The wait parks the goroutine on one Go timer for the whole gap, woken early
+// only by a stop. Parking matters twice:
+//   - fidelity: a goroutine that never passes through the scheduler (one
+//     that only ever sleeps in nanosleep(2)) looks to sysmon like one that
+//     has run for over 10 ms, so sysmon would preempt it with SIGURG and take
+//     its P while it waits in read(2) for Redis, and the thread hand-offs
+//     that follow land inside the measured round trip. Parked before each
+//     request, the goroutine starts it on a fresh scheduling slice;
+//   - scale: a thread in nanosleep(2) keeps its P until sysmon takes it, so
+//     hundreds of probe threads sleeping even 2 ms before each request held
+//     the two Ps of a small host for seconds at a time and a scrape of
+//     /metrics waited 10 s for one (measured at 200 targets, see
+//     docs/scaling.md). A parked goroutine holds no P.
 //
-// The parked part is one timer for the whole gap, woken early only by a
-// stop: with hundreds of probe threads, waking each in short slices would
-// cost more CPU than the probes themselves (see docs/scaling.md).
+// The timer may wake the worker up to a millisecond late; that lateness is
+// the prober's own (schedule lag, excluded from Redis latency by chargeFrom).
 func (w *worker) sleepUntil(ctx context.Context, t time.Time) bool {
 	for {
 		if w.stop.Load() {
@@ -199,17 +195,12 @@ func (w *worker) sleepUntil(ctx context.Context, t time.Time) bool {
 		if d <= 0 {
 			return true
 		}
-		if d > finalSleep {
-			w.timer.Reset(d - finalSleep)
-			select {
-			case <-ctx.Done():
-				return false
-			case <-w.timer.C:
-			}
-			continue
+		w.timer.Reset(d)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-w.timer.C:
 		}
-		ts := unix.NsecToTimespec(d.Nanoseconds())
-		_ = unix.Nanosleep(&ts, nil)
 	}
 }
 

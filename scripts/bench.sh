@@ -11,7 +11,7 @@
 #         pacing: the least any client can measure);
 #       - redis-benchmark -c 1 -P 1 -t ping (closed loop, as it prints it).
 #  2. The prober's RSS and CPU at default settings (10 probes/s, ping,get,set).
-#  3. make bench-burst, when that target exists.
+#  3. make bench-burst, when that target exists (SKIP_BURST=1 skips it).
 #
 # Knobs (environment): ROUNDS (6), ROUND_SECONDS (25), RATE (100),
 # RESOURCE_SECONDS (30).
@@ -167,7 +167,7 @@ awk -v t="$((t1 - t0))" -v hz="$hz" -v w0="$w0" -v w1="$w1" -v rss="$rss" -v hwm
 	printf "CPU %.2f%% of one core (goal ≤ 1%%), RSS %.1f MiB (peak %.1f MiB, goal ≤ 20), %d threads\n",
 		t / hz / (w1 - w0) * 100, rss / 1024, hwm / 1024, th }'
 
-if make -C "$ROOT" -n bench-burst >/dev/null 2>&1; then
+if [ -z "${SKIP_BURST:-}" ] && make -C "$ROOT" -n bench-burst >/dev/null 2>&1; then
 	echo
 	echo "== make bench-burst"
 	make -C "$ROOT" --no-print-directory bench-burst

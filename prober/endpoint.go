@@ -86,8 +86,11 @@ func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Opti
 		// Probe and control replies are small; go-redis's default 32 KiB
 		// per direction per connection would be most of the prober's
 		// memory at a few hundred targets. Larger replies still stream.
-		ReadBufferSize:           4096,
-		WriteBufferSize:          4096,
+		ReadBufferSize:  4096,
+		WriteBufferSize: 4096,
+		// Seeding, clean-up and INFO pipelines run on the main pool, not
+		// on a second pool with 128 KiB buffers per connection.
+		PipelinePoolSize:         -1,
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 	}

@@ -19,6 +19,8 @@ func addChangeRunFlags(cmd *kingpin.CmdClause) extension {
 		"How often to look for changes: on every target restart, version, config, role, maxmemory; on the host kernel, THP and sysctls (0 disables).", "10s")
 	window := durationFlag(cmd, "changes.window",
 		"Probe latency window kept before the last change and since it (redis_prober_change_latency_seconds).", "30m")
+	minSamples := intFlag(cmd, "changes.min-samples",
+		"Samples of a command a window needs before its quantiles are exported.", "300")
 	procfs, sysfs := pathFlag(cmd, "path.procfs", "/proc"), pathFlag(cmd, "path.sysfs", "/sys")
 
 	return func(env extensionEnv) ([]engine.Service, error) {
@@ -31,7 +33,10 @@ func addChangeRunFlags(cmd *kingpin.CmdClause) extension {
 		if *window < time.Minute || *window < 2**interval {
 			return nil, usagef("--changes.window: %v must be at least 1m and twice --changes.interval", *window)
 		}
-		svc := engine.NewChanges(engine.ChangesConfig{Interval: *interval, Window: *window,
+		if *minSamples < 1 {
+			return nil, usagef("--changes.min-samples: %d must be at least 1", *minSamples)
+		}
+		svc := engine.NewChanges(engine.ChangesConfig{Interval: *interval, Window: *window, MinSamples: uint64(*minSamples),
 			Paths: collector.Paths{ProcFS: procfs(), SysFS: sysfs()}}, env.log, env.metrics)
 		if err := env.reg.Register(svc); err != nil {
 			return nil, fmt.Errorf("register change metrics: %w", err)

@@ -87,18 +87,15 @@ func (m *BurstMetrics) ObserveCapacity(target, node, plan string, opsPerSec floa
 
 // ForgetNode drops the series of one node, when its burst loop ends.
 func (m *BurstMetrics) ForgetNode(target, node string) {
-	l := prometheus.Labels{"target": target, "node": node}
-	m.runs.DeletePartialMatch(l)
-	m.decisions.DeletePartialMatch(l)
-	m.lastOps.DeletePartialMatch(l)
-	m.lastLatency.DeletePartialMatch(l)
-	m.lastEnd.DeletePartialMatch(l)
-	m.capacity.DeletePartialMatch(l)
+	m.forget(prometheus.Labels{"target": target, "node": node})
 }
 
 // Forget drops every series of a target that was removed.
 func (m *BurstMetrics) Forget(target string) {
-	l := prometheus.Labels{"target": target}
+	m.forget(prometheus.Labels{"target": target})
+}
+
+func (m *BurstMetrics) forget(l prometheus.Labels) {
 	m.runs.DeletePartialMatch(l)
 	m.decisions.DeletePartialMatch(l)
 	m.lastOps.DeletePartialMatch(l)

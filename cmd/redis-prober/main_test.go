@@ -116,7 +116,15 @@ func startProber(t *testing.T, env []string, args ...string) *runningProber {
 	args = append([]string{fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--log.level=debug"}, args...)
 	cmd := exec.Command(proberBin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	p := &runningProber{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := launchProber(t, cmd, fmt.Sprintf("http://127.0.0.1:%d", port))
+	waitReady(t, p, func() bool { code, _ := p.get(t, "/-/ready"); return code == 200 })
+	return p
+}
+
+// launchProber starts cmd, capturing its stderr, and kills it at test end.
+func launchProber(t *testing.T, cmd *exec.Cmd, url string) *runningProber {
+	t.Helper()
+	p := &runningProber{cmd: cmd, url: url, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -126,11 +134,14 @@ func startProber(t *testing.T, env []string, args ...string) *runningProber {
 		_ = cmd.Process.Kill()
 		<-p.done
 	})
+	return p
+}
+
+// waitReady polls ready for up to 10 s.
+func waitReady(t *testing.T, p *runningProber, ready func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if code, _ := p.get(t, "/-/ready"); code == 200 {
-			return p
-		}
+	for !ready() {
 		if time.Now().After(deadline) {
 			t.Fatalf("prober not ready within 10s; stderr: %s", p.stderr)
 		}

@@ -39,26 +39,9 @@ func startProberHTTPS(t *testing.T, webConfig string, client *http.Client, user,
 	port := redistest.FreePort(t)
 	args = append([]string{fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port), "--web.config.file=" + webConfig}, args...)
 	cmd := exec.Command(proberBin, args...)
-	p := &runningProber{cmd: cmd, url: fmt.Sprintf("https://127.0.0.1:%d", port), stderr: &syncBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if code, _ := authGet(client, p.url+"/-/ready", user, pass); code == 200 {
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prober not ready over HTTPS within 10s; stderr: %s", p.stderr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	p := launchProber(t, cmd, fmt.Sprintf("https://127.0.0.1:%d", port))
+	waitReady(t, p, func() bool { code, _ := authGet(client, p.url+"/-/ready", user, pass); return code == 200 })
+	return p
 }
 
 // authGet GETs url with basic auth (none when user is empty); code 0 means

@@ -39,19 +39,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() {
-	local p
-	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 40000))
-		listening "$p" || { echo "$p"; return; }
-	done
-	echo "bench: no free port" >&2; exit 1
-}
-wait_listening() {
-	for _ in $(seq 100); do listening "$1" && return 0; sleep 0.05; done
-	return 1
-}
+# shellcheck source=lib.sh
+. "$ROOT/scripts/lib.sh"
 
 echo "== building (prober, promhist, refclient) into $TMP"
 (cd "$ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -o "$TMP/redis-prober" ./cmd/redis-prober)

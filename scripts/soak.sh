@@ -43,16 +43,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return
-		fi
-	done
-}
+# shellcheck source=lib.sh
+. "$ROOT/scripts/lib.sh"
 
 REDIS_PORT=$(free_port)
 WEB_PORT=$(free_port)

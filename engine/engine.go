@@ -136,7 +136,6 @@ type Engine struct {
 
 	mu      sync.Mutex
 	running map[string]*runningTarget
-	cfg     Config
 }
 
 type runningTarget struct {
@@ -149,7 +148,7 @@ type runningTarget struct {
 // New registers the prober metrics on reg and returns an engine that has not
 // started yet. services run per target beside the probe.
 func New(reg prometheus.Registerer, log *slog.Logger, services ...Service) *Engine {
-	return &Engine{log: log, metrics: prober.NewMetrics(reg), services: services, running: map[string]*runningTarget{}}
+	return NewWithMetrics(prober.NewMetrics(reg), log, services...)
 }
 
 // NewWithMetrics is New for callers that build the services from the same
@@ -189,7 +188,6 @@ func (e *Engine) Run(ctx context.Context, cfg Config) {
 func (e *Engine) Apply(parent context.Context, cfg Config) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.cfg.CleanupTimeout = cfg.CleanupTimeout
 	want := map[string]Target{}
 	for _, t := range cfg.Targets {
 		want[t.Name] = t

@@ -57,11 +57,10 @@ func NewProbe(cfg ProbeConfig, ep Endpoint, rec Recorder, faults *FaultLog) *Pro
 // closed when it returns.
 func (p *Probe) Run(ctx context.Context) {
 	sched := newSchedule(time.Now().Add(p.cfg.Offset), intervalFor(p.cfg.Rate))
-	var stop atomic.Bool
 	workers := make([]*worker, p.cfg.Connections)
 	var wg sync.WaitGroup
 	for i := range workers {
-		w := &worker{probe: p, sched: sched, stop: &stop}
+		w := &worker{probe: p, sched: sched}
 		workers[i] = w
 		wg.Add(1)
 		go func() {
@@ -70,7 +69,6 @@ func (p *Probe) Run(ctx context.Context) {
 		}()
 	}
 	<-ctx.Done()
-	stop.Store(true)
 	for _, w := range workers {
 		if c := w.conn.Load(); c != nil {
 			c.Interrupt()
@@ -82,7 +80,6 @@ func (p *Probe) Run(ctx context.Context) {
 type worker struct {
 	probe *Probe
 	sched *schedule
-	stop  *atomic.Bool
 	conn  atomic.Pointer[blockingConn]
 	timer *time.Timer // reused for every wait, so waiting allocates nothing
 }
@@ -126,7 +123,7 @@ func (w *worker) run(ctx context.Context) {
 		cmds[i] = redis.NewCmd(ctx, c.args(keys, value, cfg.KeyTTL)...)
 	}
 
-	for !w.stop.Load() {
+	for ctx.Err() == nil {
 		k, due := w.sched.claim()
 		claimed := time.Now()
 		if !claimed.After(due) && !w.sleepUntil(ctx, due) {
@@ -150,7 +147,7 @@ func (w *worker) run(ctx context.Context) {
 		cmd.SetVal(nil)
 		err := client.Process(ctx, cmd)
 		d := time.Since(start)
-		if w.stop.Load() || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return // interrupted by shutdown: not a Redis fault
 		}
 		if !overdue {
@@ -188,7 +185,7 @@ func (w *worker) run(ctx context.Context) {
 // the prober's own (schedule lag, excluded from Redis latency by chargeFrom).
 func (w *worker) sleepUntil(ctx context.Context, t time.Time) bool {
 	for {
-		if w.stop.Load() {
+		if ctx.Err() != nil {
 			return false
 		}
 		d := time.Until(t)

@@ -2,6 +2,7 @@ package faulttest
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -92,5 +93,41 @@ func TestUnreadSendsACompleteRequest(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server never saw the request")
+	}
+}
+
+func TestRESPAnswersEachCommand(t *testing.T) {
+	l := RESP(t, Handshake(func(args []string) Reply {
+		if args[0] == "PING" {
+			return Bytes("$9223372036854775807\r\n")
+		}
+		return Reply{}
+	}))
+	c, err := net.Dial("tcp", l.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for _, tc := range []struct{ send, want string }{
+		{"*2\r\n$4\r\nAUTH\r\n$1\r\nx\r\n", "+OK\r\n"},
+		{"*1\r\n$4\r\nping\r\n", "$9223372036854775807\r\n"},
+	} {
+		if _, err := c.Write([]byte(tc.send)); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		got, err := r.ReadString('\n')
+		if err != nil || got != tc.want {
+			t.Fatalf("after %q got %q (%v), want %q", tc.send, got, err, tc.want)
+		}
+	}
+	// An unknown command gets no reply: the connection is closed.
+	if _, err := c.Write([]byte("*1\r\n$4\r\nINFO\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Fatalf("read after an unanswered command: %v, want EOF", err)
 	}
 }

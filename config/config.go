@@ -11,13 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/redis-prober/redis-prober/internal/smallfile"
 )
 
 // Duration is a time.Duration written as "500ms", "10s", "15m".
@@ -133,7 +134,7 @@ func (e *Error) Error() string {
 
 // Load reads and validates a config file.
 func Load(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := smallfile.Read(path, smallfile.MaxConfig)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
@@ -244,7 +245,7 @@ func (f *File) validate(root *yaml.Node) error {
 			if file.path == "" {
 				continue
 			}
-			if _, err := os.Stat(file.path); err != nil {
+			if _, err := ReadSecret(file.path); err != nil {
 				return at(fmt.Sprintf("cannot read: %v", err), file.field...)
 			}
 		}
@@ -288,7 +289,7 @@ func (p *Probe) validate(fail func(msg string, path ...any) error) error {
 func (t *TLS) Config() (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify}
 	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
+		pem, err := smallfile.Read(t.CAFile, smallfile.MaxPEM)
 		if err != nil {
 			return nil, fmt.Errorf("ca_file: %w", err)
 		}
@@ -302,13 +303,33 @@ func (t *TLS) Config() (*tls.Config, error) {
 		return nil, fmt.Errorf("cert_file and key_file go together")
 	}
 	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		certPEM, err := smallfile.Read(t.CertFile, smallfile.MaxPEM)
+		if err != nil {
+			return nil, fmt.Errorf("cert_file: %w", err)
+		}
+		keyPEM, err := smallfile.Read(t.KeyFile, smallfile.MaxPEM)
+		if err != nil {
+			return nil, fmt.Errorf("key_file: %w", err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("cert_file/key_file: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
+}
+
+// ReadSecret returns the first line of a password file (without its line
+// end). The file must be a regular file of at most smallfile.MaxSecret
+// bytes; errors name the file, never its content.
+func ReadSecret(path string) (string, error) {
+	b, err := smallfile.Read(path, smallfile.MaxSecret)
+	if err != nil {
+		return "", err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimRight(line, "\r"), nil
 }
 
 // fieldName renders a path such as targets[2].probe.rate.

@@ -63,7 +63,7 @@ func TestConfigReloadAddsRemovesAndSurvivesBadFiles(t *testing.T) {
 	a, b := redistest.Start(t), redistest.Start(t)
 	cfgPath := filepath.Join(t.TempDir(), "prober.yml")
 	writeConfig(t, cfgPath, fmt.Sprintf("global:\n  probe: {rate: 50}\ntargets:\n  - name: a\n    addr: %s\n    labels: {team: payments}\n", a.URL()))
-	p := startProber(t, nil, "--config.file="+cfgPath, "--probe.connect-interval=0s")
+	p := startProber(t, nil, "--config.file="+cfgPath, "--probe.connect-interval=0s", "--web.enable-lifecycle")
 	m := p.waitMetric(t, "a up", func(m string) bool { v, _ := value(m, upSeries("a")); return v == 1 })
 	if _, ok := value(m, `redis_prober_target_info{kind="server",target="a",team="payments"}`); !ok {
 		t.Errorf("no target_info with the configured label")

@@ -556,7 +556,7 @@ func TestFaultSIGTERMInEveryPhase(t *testing.T) {
 		a, b := redistest.Start(t), redistest.Start(t)
 		cfgPath := filepath.Join(t.TempDir(), "prober.yml")
 		writeConfig(t, cfgPath, fmt.Sprintf("targets:\n  - {name: a, addr: %s}\n", a.URL()))
-		p := startProber(t, nil, "--config.file="+cfgPath, "--probe.rate=50")
+		p := startProber(t, nil, "--config.file="+cfgPath, "--probe.rate=50", "--web.enable-lifecycle")
 		p.waitMetric(t, "a up", func(m string) bool { v, _ := value(m, upSeries("a")); return v == 1 })
 		writeConfig(t, cfgPath, fmt.Sprintf("targets:\n  - {name: a, addr: %s}\n  - {name: b, addr: %s}\n", a.URL(), b.URL()))
 		// A reload in flight (over HTTP) and SIGTERM right behind it.

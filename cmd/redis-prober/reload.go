@@ -15,7 +15,8 @@ import (
 	"github.com/redis-prober/redis-prober/engine"
 )
 
-// reloader re-reads the targets on SIGHUP and POST /-/reload. A bad new
+// reloader re-reads the targets on SIGHUP and (with --web.enable-lifecycle)
+// POST /-/reload. A bad new
 // config keeps the running one and shows in the reload gauges.
 type reloader struct {
 	src *targetSource
@@ -89,16 +90,25 @@ func (r *reloader) reload() error {
 	return nil
 }
 
-// handler serves POST /-/reload.
-func (r *reloader) handler(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodPost && req.Method != http.MethodPut {
-		w.Header().Set("Allow", "POST, PUT")
-		http.Error(w, "use POST", http.StatusMethodNotAllowed)
-		return
+// handler serves POST /-/reload. Unless lifecycle is on
+// (--web.enable-lifecycle) it answers 403: anyone who reaches the port
+// could otherwise make the prober re-read files. The caller never sees why
+// a reload failed (paths, YAML): that goes to the log.
+func (r *reloader) handler(lifecycle bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		if !lifecycle {
+			http.Error(w, "lifecycle APIs are not enabled (--web.enable-lifecycle)", http.StatusForbidden)
+			return
+		}
+		if req.Method != http.MethodPost && req.Method != http.MethodPut {
+			w.Header().Set("Allow", "POST, PUT")
+			http.Error(w, "use POST", http.StatusMethodNotAllowed)
+			return
+		}
+		if err := r.reload(); err != nil {
+			http.Error(w, "reload failed, see the prober's log", http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("reloaded\n"))
 	}
-	if err := r.reload(); err != nil {
-		http.Error(w, "reload failed: "+err.Error(), http.StatusInternalServerError)
-		return
-	}
-	_, _ = w.Write([]byte("reloaded\n"))
 }

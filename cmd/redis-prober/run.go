@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
+	"github.com/redis-prober/redis-prober/config"
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -76,22 +77,17 @@ func (f *redisFlags) password(log *slog.Logger) (string, error) {
 	return pw, nil
 }
 
-// readPassword reads the first line of a password file, warning when other
-// users may read it.
+// readPassword reads the first line of a password file (a small regular
+// file, see config.ReadSecret), warning when other users may read it.
 func readPassword(file string, log *slog.Logger) (string, error) {
-	st, err := os.Stat(file)
+	pw, err := config.ReadSecret(file)
 	if err != nil {
 		return "", err
 	}
-	if st.Mode().Perm()&0o007 != 0 && log != nil {
+	if st, err := os.Stat(file); err == nil && st.Mode().Perm()&0o007 != 0 && log != nil {
 		log.Warn("password file is readable by other users; chmod 600 it", "file", file)
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", err
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	return strings.TrimRight(line, "\r"), nil
+	return pw, nil
 }
 
 // probeFlags shape the steady trickle.
@@ -188,12 +184,13 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		addChangeRunFlags(cmd),
 	}
 	src := &targetSource{redis: redisF, probe: probeF}
-	cmd.Flag("config.file", "YAML file listing targets (see docs/configuration.md); flags give its defaults. Reloaded on SIGHUP and POST /-/reload.").
+	cmd.Flag("config.file", "YAML file listing targets (see docs/configuration.md); flags give its defaults. Reloaded on SIGHUP (and POST /-/reload with --web.enable-lifecycle).").
 		StringVar(&src.file)
 	cmd.GetFlag("redis.addr").IsSetByUser(&src.addrSet)
 	configCheck := cmd.Flag("config.check", "Validate the configuration, print a summary and exit.").Bool()
 	webF := kingpinflag.AddFlags(cmd, ":9379")
 	telemetryPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
+	lifecycle := cmd.Flag("web.enable-lifecycle", "Serve POST /-/reload (off: 403). SIGHUP reloads either way.").Bool()
 	maxRequests := intFlag(cmd, "web.max-requests", "Most concurrent scrapes served at once; more are refused with 503 (0: no limit).", "40")
 
 	return func(ctx context.Context, env *cliEnv) error {
@@ -231,7 +228,7 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			telemetryPath: *telemetryPath,
 			maxRequests:   *maxRequests,
 			ready:         eng.Ready,
-			reload:        reloads.handler,
+			reload:        reloads.handler(*lifecycle),
 		}, reg, log)
 		serveErr := make(chan error, 1)
 		go func() { serveErr <- web.ListenAndServe(srv, webF, log) }()

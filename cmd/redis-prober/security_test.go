@@ -123,7 +123,7 @@ func TestSecretNeverShown(t *testing.T) {
 	pwFile := filepath.Join(t.TempDir(), "pw")
 	writeConfig(t, pwFile, secret+"\n")
 	p := startProber(t, nil, "--redis.addr="+right.URL(), "--redis.addr="+wrong.URL(), "--redis.password-file="+pwFile,
-		"--probe.rate=50", "--probe.connect-interval=200ms", "--collector.refresh-interval=200ms")
+		"--web.enable-lifecycle", "--probe.rate=50", "--probe.connect-interval=200ms", "--collector.refresh-interval=200ms")
 	m := p.waitMetric(t, "one target up, the other refusing the password", func(m string) bool {
 		u, _ := value(m, upSeries(right.Addr()))
 		return u == 1 && probeResults(m, wrong.Addr(), "error") > 10

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/config"
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/smallfile"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -229,7 +230,7 @@ func filesFingerprint(paths ...string) string {
 		if p == "" {
 			continue
 		}
-		b, err := os.ReadFile(p)
+		b, err := smallfile.Read(p, smallfile.MaxPEM)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			continue
 		}

@@ -1,7 +1,10 @@
 package prober
 
 import (
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -180,8 +183,11 @@ func (m *Metrics) ForTarget(target string, commands []string, objective time.Dur
 	return m.ForNode(target, "", commands, objective)
 }
 
-// ForNode is ForTarget for one node of a multi-node target.
+// ForNode is ForTarget for one node of a multi-node target. node comes from
+// what a Redis server said (CLUSTER NODES, Sentinel), so it is made a safe
+// label value first (see nodeLabel): client_golang panics on invalid UTF-8.
 func (m *Metrics) ForNode(target, node string, commands []string, objective time.Duration) *TargetRecorder {
+	node = nodeLabel(node)
 	r := &TargetRecorder{
 		CommandRecorder: m.NodeCommands(target, node, PhaseProbe, commands),
 		up:              m.up.WithLabelValues(target, node),
@@ -193,6 +199,35 @@ func (m *Metrics) ForNode(target, node string, commands []string, objective time
 	}
 	m.objective.WithLabelValues(target).Set(objective.Seconds())
 	return r
+}
+
+// maxNodeLabel bounds a node label value: a host:port is at most a 253-byte
+// DNS name, brackets, a colon and five digits; anything longer is cut.
+const maxNodeLabel = 264
+
+// nodeLabel makes a node address safe as a label value: invalid UTF-8 and
+// non-printable characters become U+FFFD and the value is cut at
+// maxNodeLabel bytes on a character boundary. Valid host:port addresses (the
+// engine refuses every other) pass unchanged.
+func nodeLabel(node string) string {
+	clean := len(node) <= maxNodeLabel && utf8.ValidString(node)
+	for i := 0; clean && i < len(node); i++ {
+		clean = node[i] >= 0x20 && node[i] < 0x7f
+	}
+	if clean {
+		return node
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(node, "\uFFFD") {
+		if !unicode.IsPrint(r) {
+			r = utf8.RuneError
+		}
+		if b.Len()+utf8.RuneLen(r) > maxNodeLabel {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Forget drops every series of a target (all its nodes), for a target that

@@ -477,13 +477,13 @@ func (d checkDescs) describe(ch chan<- *prometheus.Desc) {
 func (d checkDescs) emit(ch chan<- prometheus.Metric, results []Result) {
 	for _, r := range results {
 		unknown := r.Status == StatusUnknown
-		ch <- prometheus.MustNewConstMetric(d.unknown, prometheus.GaugeValue, boolFloat(unknown), r.ID)
+		constMetric(ch, d.unknown, prometheus.GaugeValue, boolFloat(unknown), r.ID)
 		if unknown {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(d.passed, prometheus.GaugeValue, boolFloat(r.Status != StatusFail), r.ID, string(r.Severity))
+		constMetric(ch, d.passed, prometheus.GaugeValue, boolFloat(r.Status != StatusFail), r.ID, string(r.Severity))
 		if r.Warns {
-			ch <- prometheus.MustNewConstMetric(d.passed, prometheus.GaugeValue, boolFloat(r.Status == StatusPass), r.ID, string(SeverityWarning))
+			constMetric(ch, d.passed, prometheus.GaugeValue, boolFloat(r.Status == StatusPass), r.ID, string(SeverityWarning))
 		}
 	}
 }

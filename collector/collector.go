@@ -126,6 +126,6 @@ func (h healthDescs) emit(ch chan<- prometheus.Metric, name string, err error, s
 	if err != nil {
 		ok = 0
 	}
-	ch <- prometheus.MustNewConstMetric(h.success, prometheus.GaugeValue, ok, name)
-	ch <- prometheus.MustNewConstMetric(h.duration, prometheus.GaugeValue, seconds, name)
+	constMetric(ch, h.success, prometheus.GaugeValue, ok, name)
+	constMetric(ch, h.duration, prometheus.GaugeValue, seconds, name)
 }

@@ -70,11 +70,11 @@ func (c *cpuCollector) update(ch chan<- prometheus.Metric) error {
 	}
 	sort.Strings(names)
 	for _, g := range names {
-		ch <- prometheus.MustNewConstMetric(c.governor, prometheus.GaugeValue, float64(govs[g]), g)
+		constMetric(ch, c.governor, prometheus.GaugeValue, float64(govs[g]), g)
 	}
 	n, nerr := readNUMANodes(c.paths)
 	if nerr == nil {
-		ch <- prometheus.MustNewConstMetric(c.numa, prometheus.GaugeValue, float64(n))
+		constMetric(ch, c.numa, prometheus.GaugeValue, float64(n))
 	}
 	switch {
 	case gerr != nil && nerr != nil:

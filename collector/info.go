@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,26 +15,64 @@ import (
 // dropped; no field name repeats across the sections we read.
 type Info map[string]string
 
+// Bounds of one parsed INFO reply. The connection beneath bounds the
+// bytes read; these bound what a reply may keep in every target's cache,
+// whatever it holds. Lines over a bound are skipped and counted, and the
+// parse stays one linear pass.
+const (
+	// maxInfoFields: INFO everything of a Redis 7 with commandstats,
+	// latencystats and errorstats has about 1,000 fields (a few hundred
+	// commands and subcommands, listed twice); the default sections 150.
+	maxInfoFields = 4096
+	// maxInfoLineLen: the longest real lines are paths (executable,
+	// config_file), bounded by PATH_MAX (4096).
+	maxInfoLineLen = 8 << 10
+	// maxInfoBytes bounds the text of the fields kept, about ten times
+	// the largest real INFO everything.
+	maxInfoBytes = 1 << 20
+)
+
 // ParseInfo parses the text of an INFO reply ("# Section" headers and
 // "field:value" lines, CRLF or LF). Fields are kept as text; servers that
-// lack a field simply lack it.
+// lack a field simply lack it. Lines beyond the bounds above are skipped.
 func ParseInfo(s string) (Info, error) {
+	info, _, err := parseInfo(s)
+	return info, err
+}
+
+// parseInfo is ParseInfo that also says how many field lines it skipped
+// for the bounds (too long, too many, too much text in all).
+func parseInfo(s string) (Info, int, error) {
 	info := Info{}
+	kept, skipped := 0, 0
+	// A reply far larger than what is kept should not stay alive through
+	// substrings of it in the cache.
+	clone := len(s) > maxInfoBytes
 	for line := range strings.SplitSeq(s, "\n") {
 		line = strings.TrimRight(line, "\r")
 		if line == "" || line[0] == '#' {
 			continue
 		}
+		if len(line) > maxInfoLineLen || len(info) >= maxInfoFields || kept+len(line) > maxInfoBytes {
+			skipped++
+			continue
+		}
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("info: malformed line %q", truncate(line, 80))
+			return nil, skipped, fmt.Errorf("info: malformed line %q", truncate(line, 80))
+		}
+		if clone {
+			k, v = strings.Clone(k), strings.Clone(v)
+		}
+		if _, dup := info[k]; !dup {
+			kept += len(line)
 		}
 		info[k] = v
 	}
 	if len(info) == 0 {
-		return nil, errors.New("info: no fields")
+		return nil, skipped, errors.New("info: no fields")
 	}
-	return info, nil
+	return info, skipped, nil
 }
 
 func truncate(s string, n int) string {
@@ -56,6 +95,64 @@ func (i Info) Float(key string) (float64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// infoRange is the span of values an INFO field can really hold.
+type infoRange struct{ min, max float64 }
+
+// maxInfoBytesValue is the largest memory size believed: 1 PiB, far above
+// any host's RAM.
+const maxInfoBytesValue = 1 << 50
+
+// infoRanges lists every numeric INFO field that feeds a counter, the fork
+// histogram or a byte, ratio or state gauge, with what it can hold. A value
+// outside (negative where it cannot be, not a finite number, absurdly
+// large) is a broken or hostile server: the field is dropped from the
+// snapshot, so its series is absent and no check or fork observation uses
+// it, and a debug line names it.
+var infoRanges = map[string]infoRange{
+	// Redis is blocked for the whole fork; one of an hour is no fork.
+	"latest_fork_usec":    {0, 3600e6},
+	"total_forks":         {0, 1e15},
+	"used_memory":         {0, maxInfoBytesValue},
+	"used_memory_rss":     {0, maxInfoBytesValue},
+	"maxmemory":           {0, maxInfoBytesValue},
+	"total_system_memory": {0, maxInfoBytesValue},
+	// RSS minus used: negative while part of Redis is swapped out or
+	// just after start.
+	"mem_fragmentation_bytes": {-maxInfoBytesValue, maxInfoBytesValue},
+	"allocator_frag_bytes":    {-maxInfoBytesValue, maxInfoBytesValue},
+	// An empty server with a large RSS reads in the thousands.
+	"mem_fragmentation_ratio": {0, 1e6},
+	"allocator_frag_ratio":    {0, 1e6},
+	// 0/1 on older servers, the CPU percentage on newer ones.
+	"active_defrag_running":   {0, 100},
+	"rdb_bgsave_in_progress":  {0, 1},
+	"aof_rewrite_in_progress": {0, 1},
+	"module_fork_in_progress": {0, 1},
+	"loading":                 {0, 1},
+	"aof_enabled":             {0, 1},
+}
+
+// dropAbsurd removes from info every field of infoRanges whose value is
+// not a finite number within its range, and returns them as field=value
+// (cut short and made printable for a log line), sorted.
+func dropAbsurd(info Info) []string {
+	var bad []string
+	for k, r := range infoRanges {
+		raw, ok := info[k]
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(raw, 64)
+		if err == nil && !math.IsNaN(v) && v >= r.min && v <= r.max {
+			continue
+		}
+		delete(info, k)
+		bad = append(bad, k+"="+LabelValue(truncate(raw, 40)))
+	}
+	slices.Sort(bad)
+	return bad
 }
 
 // Version returns the major and minor Redis protocol version
@@ -163,7 +260,7 @@ func (d infoDescs) emit(ch chan<- prometheus.Metric, info Info) {
 		return
 	}
 	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+		constMetric(ch, desc, prometheus.GaugeValue, v, labels...)
 	}
 	// div converts to base units (µs to s divides by 1e6: exact where
 	// multiplying by 1e-6 is not).
@@ -177,7 +274,7 @@ func (d infoDescs) emit(ch chan<- prometheus.Metric, info Info) {
 		gauge(d.forkPerGB, perGB)
 	}
 	if v, ok := info.Float("total_forks"); ok {
-		ch <- prometheus.MustNewConstMetric(d.forks, prometheus.CounterValue, v)
+		constMetric(ch, d.forks, prometheus.CounterValue, v)
 	}
 	field(d.fragRatio, "mem_fragmentation_ratio", 1)
 	if v, ok := info.Float("mem_fragmentation_bytes"); ok {

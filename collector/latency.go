@@ -20,32 +20,62 @@ type LatencyEvent struct {
 	MaxMillis    int64
 }
 
+// Per-target caps on the dynamic series of the latency collector. What is
+// over a cap is dropped and counted (redis_prober_collector_dropped_series_total).
+const (
+	// maxLatencyEvents bounds the LATENCY LATEST event classes kept (three
+	// series each). Redis 7 records about 20 classes (command,
+	// fast-command, fork, aof-*, expire-cycle, eviction-*,
+	// active-defrag-cycle, ...); modules may add a few.
+	maxLatencyEvents = 64
+	// maxHistogramCommands bounds the LATENCY HISTOGRAM commands kept (one
+	// histogram series each). The prober asks only for its probed
+	// commands; Redis 7 has about 250 commands in all.
+	maxHistogramCommands = 256
+	// maxHistogramBuckets bounds the buckets of one command: the server
+	// has one per power of two microseconds, so 64 cover every int64.
+	maxHistogramBuckets = 64
+)
+
+// latencyEventSeries is the number of series one LATENCY LATEST event gives.
+const latencyEventSeries = 3
+
 // parseLatencyLatest parses the LATENCY LATEST reply as go-redis returns it
-// (RESP2: an array of [event, timestamp, latest ms, max ms, ...]).
-func parseLatencyLatest(reply any) ([]LatencyEvent, error) {
+// (RESP2: an array of [event, timestamp, latest ms, max ms, ...]). Event
+// names go through LabelValue; a name seen before (after that), an entry
+// with a negative time, and entries over maxLatencyEvents are dropped, and
+// dropped says how many series they would have been.
+func parseLatencyLatest(reply any) (events []LatencyEvent, dropped int, err error) {
 	rows, ok := reply.([]any)
 	if !ok {
-		return nil, fmt.Errorf("latency latest: reply is %T, not an array", reply)
+		return nil, 0, fmt.Errorf("latency latest: reply is %T, not an array", reply)
 	}
-	out := make([]LatencyEvent, 0, len(rows))
+	out := make([]LatencyEvent, 0, min(len(rows), maxLatencyEvents))
+	seen := make(map[string]bool, min(len(rows), maxLatencyEvents))
 	for _, r := range rows {
 		f, ok := r.([]any)
 		if !ok || len(f) < 4 {
-			return nil, fmt.Errorf("latency latest: malformed entry %v", r)
+			return nil, 0, fmt.Errorf("latency latest: malformed entry (%T of %d)", r, len(f))
 		}
 		name, ok := f[0].(string)
 		if !ok || name == "" {
-			return nil, fmt.Errorf("latency latest: event name is %T", f[0])
+			return nil, 0, fmt.Errorf("latency latest: event name is %T", f[0])
 		}
+		name = LabelValue(name)
 		var nums [3]int64
 		for i := range nums {
 			if nums[i], ok = f[i+1].(int64); !ok {
-				return nil, fmt.Errorf("latency latest: %s field %d is %T", name, i+1, f[i+1])
+				return nil, 0, fmt.Errorf("latency latest: %s field %d is %T", name, i+1, f[i+1])
 			}
 		}
+		if seen[name] || len(out) >= maxLatencyEvents || nums[0] < 0 || nums[1] < 0 || nums[2] < 0 {
+			dropped += latencyEventSeries
+			continue
+		}
+		seen[name] = true
 		out = append(out, LatencyEvent{Event: name, Timestamp: nums[0], LatestMillis: nums[1], MaxMillis: nums[2]})
 	}
-	return out, nil
+	return out, dropped, nil
 }
 
 // CommandHistogram is the server-side latency of one command from LATENCY
@@ -65,53 +95,74 @@ type CommandHistogram struct {
 
 // parseLatencyHistogram parses the LATENCY HISTOGRAM reply (RESP2):
 // [name, [calls, n, histogram_usec, [bound, cumulative, ...]], ...].
-func parseLatencyHistogram(reply any) ([]CommandHistogram, error) {
+// Command names go through LabelValue; a name seen before and commands
+// over maxHistogramCommands are dropped and counted in dropped.
+func parseLatencyHistogram(reply any) (hists []CommandHistogram, dropped int, err error) {
 	top, ok := reply.([]any)
 	if !ok || len(top)%2 != 0 {
-		return nil, fmt.Errorf("latency histogram: reply is not a map")
+		return nil, 0, fmt.Errorf("latency histogram: reply is not a map")
 	}
 	var out []CommandHistogram
+	seen := map[string]bool{}
 	for i := 0; i < len(top); i += 2 {
 		name, ok := top[i].(string)
 		if !ok {
-			return nil, fmt.Errorf("latency histogram: command name is %T", top[i])
+			return nil, 0, fmt.Errorf("latency histogram: command name is %T", top[i])
 		}
-		body, ok := top[i+1].([]any)
-		if !ok || len(body)%2 != 0 {
-			return nil, fmt.Errorf("latency histogram: %s: body is not a map", name)
+		name = LabelValue(name)
+		if seen[name] || len(out) >= maxHistogramCommands {
+			dropped++
+			continue
 		}
-		h := CommandHistogram{Command: name}
-		for j := 0; j < len(body); j += 2 {
-			key, _ := body[j].(string)
-			switch key {
-			case "calls":
-				n, ok := body[j+1].(int64)
-				if !ok || n < 0 {
-					return nil, fmt.Errorf("latency histogram: %s calls is %v", name, body[j+1])
-				}
-				h.Calls = uint64(n)
-			case "histogram_usec":
-				pairs, ok := body[j+1].([]any)
-				if !ok || len(pairs)%2 != 0 {
-					return nil, fmt.Errorf("latency histogram: %s buckets are not a map", name)
-				}
-				for k := 0; k < len(pairs); k += 2 {
-					b, ok1 := pairs[k].(int64)
-					c, ok2 := pairs[k+1].(int64)
-					if !ok1 || !ok2 || b <= 0 || c < 0 {
-						return nil, fmt.Errorf("latency histogram: %s bucket %v=%v", name, pairs[k], pairs[k+1])
-					}
-					if n := len(h.Bounds); n > 0 && (uint64(b) <= h.Bounds[n-1] || uint64(c) < h.Cumul[n-1]) {
-						return nil, fmt.Errorf("latency histogram: %s buckets out of order", name)
-					}
-					h.Bounds = append(h.Bounds, uint64(b))
-					h.Cumul = append(h.Cumul, uint64(c))
-				}
-			}
+		h, err := parseCommandHistogram(name, top[i+1])
+		if err != nil {
+			return nil, 0, err
 		}
+		seen[name] = true
 		out = append(out, h)
 	}
-	return out, nil
+	return out, dropped, nil
+}
+
+// parseCommandHistogram parses the body of one command of LATENCY HISTOGRAM.
+func parseCommandHistogram(name string, reply any) (CommandHistogram, error) {
+	h := CommandHistogram{Command: name}
+	body, ok := reply.([]any)
+	if !ok || len(body)%2 != 0 {
+		return h, fmt.Errorf("latency histogram: %s: body is not a map", name)
+	}
+	for j := 0; j < len(body); j += 2 {
+		key, _ := body[j].(string)
+		switch key {
+		case "calls":
+			n, ok := body[j+1].(int64)
+			if !ok || n < 0 {
+				return h, fmt.Errorf("latency histogram: %s calls is %T %v", name, body[j+1], n)
+			}
+			h.Calls = uint64(n)
+		case "histogram_usec":
+			pairs, ok := body[j+1].([]any)
+			if !ok || len(pairs)%2 != 0 {
+				return h, fmt.Errorf("latency histogram: %s buckets are not a map", name)
+			}
+			if len(pairs)/2 > maxHistogramBuckets {
+				return h, fmt.Errorf("latency histogram: %s has %d buckets, more than the %d of any int64 (maxHistogramBuckets)", name, len(pairs)/2, maxHistogramBuckets)
+			}
+			for k := 0; k < len(pairs); k += 2 {
+				b, ok1 := pairs[k].(int64)
+				c, ok2 := pairs[k+1].(int64)
+				if !ok1 || !ok2 || b <= 0 || c < 0 {
+					return h, fmt.Errorf("latency histogram: %s bucket %T=%T (%d=%d)", name, pairs[k], pairs[k+1], b, c)
+				}
+				if n := len(h.Bounds); n > 0 && (uint64(b) <= h.Bounds[n-1] || uint64(c) < h.Cumul[n-1]) {
+					return h, fmt.Errorf("latency histogram: %s buckets out of order", name)
+				}
+				h.Bounds = append(h.Bounds, uint64(b))
+				h.Cumul = append(h.Cumul, uint64(c))
+			}
+		}
+	}
+	return h, nil
 }
 
 // commandStat is one cmdstat_<name> line of INFO commandstats.
@@ -181,9 +232,9 @@ func (d latencyDescs) describe(ch chan<- *prometheus.Desc) {
 
 func (d latencyDescs) emit(ch chan<- prometheus.Metric, events []LatencyEvent, hists []CommandHistogram) {
 	for _, e := range events {
-		ch <- prometheus.MustNewConstMetric(d.last, prometheus.GaugeValue, float64(e.LatestMillis)/1e3, e.Event)
-		ch <- prometheus.MustNewConstMetric(d.max, prometheus.GaugeValue, float64(e.MaxMillis)/1e3, e.Event)
-		ch <- prometheus.MustNewConstMetric(d.ts, prometheus.GaugeValue, float64(e.Timestamp), e.Event)
+		constMetric(ch, d.last, prometheus.GaugeValue, float64(e.LatestMillis)/1e3, e.Event)
+		constMetric(ch, d.max, prometheus.GaugeValue, float64(e.MaxMillis)/1e3, e.Event)
+		constMetric(ch, d.ts, prometheus.GaugeValue, float64(e.Timestamp), e.Event)
 	}
 	for _, h := range hists {
 		ch <- newServerHistogram(d.hist, h, h.Command)

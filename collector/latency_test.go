@@ -21,7 +21,7 @@ func capturedHistogram() []any {
 }
 
 func TestParseLatencyHistogram(t *testing.T) {
-	hs, err := parseLatencyHistogram(capturedHistogram())
+	hs, _, err := parseLatencyHistogram(capturedHistogram())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,18 +34,18 @@ func TestParseLatencyHistogram(t *testing.T) {
 		[]any{"ping", []any{"histogram_usec", []any{int64(1), int64(5), int64(2), int64(4)}}}, // counts go down
 		[]any{"ping", []any{"calls", "x"}},
 	} {
-		if _, err := parseLatencyHistogram(bad); err == nil {
+		if _, _, err := parseLatencyHistogram(bad); err == nil {
 			t.Errorf("parseLatencyHistogram(%v): no error", bad)
 		}
 	}
 	// An empty reply (no probed command ran yet) is fine.
-	if hs, err := parseLatencyHistogram([]any{}); err != nil || len(hs) != 0 {
+	if hs, _, err := parseLatencyHistogram([]any{}); err != nil || len(hs) != 0 {
 		t.Errorf("empty: %v %v", hs, err)
 	}
 }
 
 func TestServerHistogramBuckets(t *testing.T) {
-	hs, _ := parseLatencyHistogram(capturedHistogram())
+	hs, _, _ := parseLatencyHistogram(capturedHistogram())
 	h := hs[0]
 	h.SumSeconds, h.SumExact = 0.123, true
 	desc := prometheus.NewDesc("x_seconds", "x", []string{"command"}, nil)
@@ -100,12 +100,12 @@ func TestServerHistogramBuckets(t *testing.T) {
 func TestParseLatencyLatest(t *testing.T) {
 	// LATENCY LATEST from redis-server 7.0.15 after DEBUG SLEEP 0.01.
 	reply := []any{[]any{"command", int64(1795985850), int64(10), int64(10)}}
-	ev, err := parseLatencyLatest(reply)
+	ev, _, err := parseLatencyLatest(reply)
 	if err != nil || len(ev) != 1 || ev[0] != (LatencyEvent{"command", 1795985850, 10, 10}) {
 		t.Fatalf("got %+v %v", ev, err)
 	}
 	for _, bad := range []any{"x", []any{[]any{"command", int64(1)}}, []any{[]any{int64(1), int64(1), int64(1), int64(1)}}} {
-		if _, err := parseLatencyLatest(bad); err == nil {
+		if _, _, err := parseLatencyLatest(bad); err == nil {
 			t.Errorf("parseLatencyLatest(%v): no error", bad)
 		}
 	}

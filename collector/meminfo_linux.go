@@ -78,7 +78,7 @@ func (c *meminfoCollector) update(ch chan<- prometheus.Metric) error {
 		key string
 	}{{c.memTotal, "MemTotal"}, {c.memAvail, "MemAvailable"}, {c.swapTotal, "SwapTotal"}, {c.swapFree, "SwapFree"}} {
 		if v, ok := mi[g.key]; ok {
-			ch <- prometheus.MustNewConstMetric(g.d, prometheus.GaugeValue, float64(v))
+			constMetric(ch, g.d, prometheus.GaugeValue, float64(v))
 		}
 	}
 	return nil

@@ -82,9 +82,9 @@ func (c *pressureCollector) update(ch chan<- prometheus.Metric) error {
 	if err != nil {
 		return err
 	}
-	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(p.SomeMicros)/1e6, "some")
+	constMetric(ch, c.desc, prometheus.CounterValue, float64(p.SomeMicros)/1e6, "some")
 	if p.HasFull {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(p.FullMicros)/1e6, "full")
+		constMetric(ch, c.desc, prometheus.CounterValue, float64(p.FullMicros)/1e6, "full")
 	}
 	return nil
 }

@@ -357,7 +357,7 @@ func (d processDescs) emit(ch chan<- prometheus.Metric, ps *ProcessStats) {
 		return
 	}
 	gauge := func(desc *prometheus.Desc, v float64) {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v)
+		constMetric(ch, desc, prometheus.GaugeValue, v)
 	}
 	gauge(d.swap, float64(ps.SwapBytes))
 	gauge(d.rss, float64(ps.RSSBytes))
@@ -367,8 +367,8 @@ func (d processDescs) emit(ch chan<- prometheus.Metric, ps *ProcessStats) {
 	if ps.HasOpenFilesLimit {
 		gauge(d.openFiles, float64(ps.OpenFilesLimit))
 	}
-	ch <- prometheus.MustNewConstMetric(d.switches, prometheus.CounterValue, float64(ps.VoluntarySwitches), "voluntary")
-	ch <- prometheus.MustNewConstMetric(d.switches, prometheus.CounterValue, float64(ps.InvoluntarySwitches), "involuntary")
+	constMetric(ch, d.switches, prometheus.CounterValue, float64(ps.VoluntarySwitches), "voluntary")
+	constMetric(ch, d.switches, prometheus.CounterValue, float64(ps.InvoluntarySwitches), "involuntary")
 	if ps.CPUsAllowed > 0 {
 		gauge(d.cpus, float64(ps.CPUsAllowed))
 	}

@@ -73,7 +73,7 @@ func (c *sysctlCollector) update(ch chan<- prometheus.Metric) error {
 	vals, err := readSysctls(c.paths)
 	for _, name := range SysctlNames() {
 		if v, ok := vals[name]; ok {
-			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(v), name)
+			constMetric(ch, c.desc, prometheus.GaugeValue, float64(v), name)
 		}
 	}
 	return err

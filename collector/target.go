@@ -61,9 +61,14 @@ type Target struct {
 	proc   processDescs
 	checks checkDescs
 	fork   prometheus.Histogram
+	// dropped counts series left out, by collector: over a per-target
+	// cap, a duplicate label value, an absurd INFO value.
+	dropped *prometheus.CounterVec
 
-	refreshMu sync.Mutex // one refresh at a time; guards forks
+	refreshMu sync.Mutex // one refresh at a time; guards the fields below
 	forks     forkTracker
+	capLogged map[string]bool // collectors whose drops were logged
+	lastBad   string          // the absurd INFO values logged last
 
 	mu   sync.RWMutex
 	snap Snapshot
@@ -82,7 +87,7 @@ func NewTarget(cfg TargetConfig, client Doer) *Target {
 		cfg.Enabled = AllEnabled()
 	}
 	cl := prometheus.Labels{"target": cfg.Name, "node": cfg.Node}
-	return &Target{
+	t := &Target{
 		cfg:    cfg,
 		client: client,
 		faults: newFaultLog(cfg.Log),
@@ -100,7 +105,35 @@ func NewTarget(cfg TargetConfig, client Doer) *Target {
 			NativeHistogramMaxBucketNumber:  160,
 			NativeHistogramMinResetDuration: time.Hour,
 		}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name:        "redis_prober_collector_dropped_series_total",
+			Help:        "Series a Redis-side collector left out of /metrics: LATENCY LATEST events and LATENCY HISTOGRAM commands over the per-target caps or repeated, INFO fields over the parse bounds or with absurd values (a negative fork time).",
+			ConstLabels: cl,
+		}, []string{"collector"}),
+		capLogged: map[string]bool{},
 	}
+	// The collectors that can drop start at 0.
+	for _, name := range []string{"info", "latency"} {
+		if cfg.Enabled[name] {
+			t.dropped.WithLabelValues(name)
+		}
+	}
+	return t
+}
+
+// drop counts n series collector left out, and logs the first time it
+// happens (the counter tells the rest).
+func (t *Target) drop(collector string, n int, why string) {
+	if n <= 0 {
+		return
+	}
+	t.dropped.WithLabelValues(collector).Add(float64(n))
+	if t.capLogged[collector] {
+		return
+	}
+	t.capLogged[collector] = true
+	t.faults.log.Warn("collector dropped series; redis_prober_collector_dropped_series_total counts further drops, this is logged once",
+		"collector", collector, "dropped", n, "why", why)
 }
 
 // Name is the target label.
@@ -136,12 +169,16 @@ func (t *Target) Refresh(ctx context.Context) {
 	start := time.Now()
 	var infoErr error
 	if on["info"] || on["latency"] || on["process"] || on["checks"] {
-		s.Info, infoErr = fetchInfo(ctx, t.client, "")
+		var skipped int
+		s.Info, skipped, infoErr = fetchInfo(ctx, t.client, "")
 		if infoErr == nil {
+			t.drop("info", skipped, fmt.Sprintf("INFO lines over the parse bounds (%d fields, %d bytes a line, %d bytes in all)", maxInfoFields, maxInfoLineLen, maxInfoBytes))
+			t.dropAbsurd(s.Info)
 			if n := t.forks.next(s.Info); n > 0 {
-				usec, _ := s.Info.Float("latest_fork_usec")
-				for range n {
-					t.fork.Observe(usec / 1e6)
+				if usec, ok := s.Info.Float("latest_fork_usec"); ok {
+					for range n {
+						t.fork.Observe(usec / 1e6)
+					}
 				}
 			}
 		}
@@ -197,6 +234,7 @@ func (t *Target) Describe(ch chan<- *prometheus.Desc) {
 	t.lat.describe(ch)
 	t.proc.describe(ch)
 	t.checks.describe(ch)
+	t.dropped.Describe(ch)
 }
 
 // Collect implements prometheus.Collector from the cache only.
@@ -221,19 +259,36 @@ func (t *Target) Collect(ch chan<- prometheus.Metric) {
 			t.health.emit(ch, d.Name, err, s.Durations[d.Name].Seconds())
 		}
 	}
+	t.dropped.Collect(ch)
 }
 
-// fetchInfo runs INFO [section] and parses it.
-func fetchInfo(ctx context.Context, c Doer, section string) (Info, error) {
+// dropAbsurd removes the absurd values of info (see infoRanges), counts
+// them and logs them at debug when they differ from last time.
+func (t *Target) dropAbsurd(info Info) {
+	bad := dropAbsurd(info)
+	if len(bad) == 0 {
+		t.lastBad = ""
+		return
+	}
+	t.dropped.WithLabelValues("info").Add(float64(len(bad)))
+	if msg := strings.Join(bad, " "); msg != t.lastBad {
+		t.lastBad = msg
+		t.faults.log.Debug("INFO values out of range ignored; their series are absent", "fields", msg)
+	}
+}
+
+// fetchInfo runs INFO [section] and parses it; skipped counts the lines
+// over the parse bounds.
+func fetchInfo(ctx context.Context, c Doer, section string) (info Info, skipped int, err error) {
 	args := []any{"info"}
 	if section != "" {
 		args = append(args, section)
 	}
 	s, err := c.Do(ctx, args...).Text()
 	if err != nil {
-		return nil, redisErr("INFO", err)
+		return nil, 0, redisErr("INFO", err)
 	}
-	return ParseInfo(s)
+	return parseInfo(s)
 }
 
 // fetchLatency reads LATENCY LATEST and, on Redis 7+, the server-side
@@ -244,10 +299,11 @@ func (t *Target) fetchLatency(ctx context.Context, info Info) ([]LatencyEvent, [
 	if err != nil {
 		return nil, nil, redisErr("LATENCY LATEST", err)
 	}
-	events, err := parseLatencyLatest(reply)
+	events, dropped, err := parseLatencyLatest(reply)
 	if err != nil {
 		return nil, nil, err
 	}
+	t.drop("latency", dropped, fmt.Sprintf("LATENCY LATEST events repeated, negative or over the cap of %d", maxLatencyEvents))
 	major, _, ok := info.Version()
 	if !ok || major < 7 || len(t.cfg.Commands) == 0 {
 		return events, nil, nil
@@ -260,11 +316,12 @@ func (t *Target) fetchLatency(ctx context.Context, info Info) ([]LatencyEvent, [
 	if err != nil {
 		return events, nil, redisErr("LATENCY HISTOGRAM", err)
 	}
-	hists, err := parseLatencyHistogram(reply)
+	hists, dropped, err := parseLatencyHistogram(reply)
 	if err != nil {
 		return events, nil, err
 	}
-	stats, err := fetchInfo(ctx, t.client, "commandstats")
+	t.drop("latency", dropped, fmt.Sprintf("LATENCY HISTOGRAM commands repeated or over the cap of %d", maxHistogramCommands))
+	stats, _, err := fetchInfo(ctx, t.client, "commandstats")
 	if err == nil {
 		cs := parseCommandStats(stats)
 		for i := range hists {

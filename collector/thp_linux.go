@@ -89,7 +89,7 @@ func (c *thpCollector) update(ch chan<- prometheus.Metric) error {
 			if mode == m.Active {
 				v = 1
 			}
-			ch <- prometheus.MustNewConstMetric(f.desc, prometheus.GaugeValue, v, mode)
+			constMetric(ch, f.desc, prometheus.GaugeValue, v, mode)
 		}
 	}
 	return errors.Join(errs...)

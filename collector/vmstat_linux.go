@@ -74,7 +74,7 @@ func (c *vmstatCollector) update(ch chan<- prometheus.Metric) error {
 	}
 	counter := func(d *prometheus.Desc, key string, labels ...string) {
 		if v, ok := vm[key]; ok {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+			constMetric(ch, d, prometheus.CounterValue, float64(v), labels...)
 		}
 	}
 	counter(c.swapIn, "pswpin")

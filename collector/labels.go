@@ -1,0 +1,88 @@
+package collector
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// MaxLabelValueLen bounds, in bytes, every label value that comes from a
+// Redis reply (LATENCY LATEST event names, LATENCY HISTOGRAM command names,
+// the version and role of INFO). Real values are short: the longest event
+// class is "module-acquire-GIL" (18 bytes), the longest command with its
+// subcommand about 40, and a version string a dozen; 128 leaves room for
+// module commands and forks while keeping a hostile 1 MB name out of every
+// scrape and every TSDB index.
+const MaxLabelValueLen = 128
+
+// LabelValue makes a value from Redis safe to use as a label value: bytes
+// that are not valid UTF-8, control characters and other non-printable
+// runes each become U+FFFD, and the result is cut to MaxLabelValueLen bytes
+// on a rune boundary. client_golang refuses (MustNewConstMetric: panics on)
+// invalid UTF-8, and control characters in a label break dashboards and
+// terminals. A value that is already clean comes back unchanged without an
+// allocation. This is the one sanitiser every collector (and the engine's
+// server_info) uses.
+func LabelValue(s string) string {
+	if cleanLabel(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(min(len(s), MaxLabelValueLen))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		if r == utf8.RuneError || !printable(r) {
+			r = utf8.RuneError // also for a genuine U+FFFD: the same bytes
+		}
+		if b.Len()+utf8.RuneLen(r) > MaxLabelValueLen {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// cleanLabel reports whether LabelValue would return s unchanged.
+func cleanLabel(s string) bool {
+	if len(s) > MaxLabelValueLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return asciiOrPrintable(s)
+		}
+	}
+	return true
+}
+
+// asciiOrPrintable is the slow path of cleanLabel for non-ASCII values.
+func asciiOrPrintable(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || !printable(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// printable allows letters, marks, numbers, punctuation, symbols and the
+// ASCII space: no control or format character (bidi overrides), no line or
+// paragraph separator, no other kind of space.
+func printable(r rune) bool { return unicode.IsPrint(r) }
+
+// constMetric sends a const metric, or nothing when client_golang refuses
+// it (a label value that is not valid UTF-8, a wrong label count). The
+// labels from Redis went through LabelValue already; this is the guard
+// behind it, because MustNewConstMetric's panic costs the whole target's
+// scrape and a stack trace at error level on every scrape.
+func constMetric(ch chan<- prometheus.Metric, desc *prometheus.Desc, vt prometheus.ValueType, v float64, labels ...string) bool {
+	m, err := prometheus.NewConstMetric(desc, vt, v, labels...)
+	if err != nil {
+		return false
+	}
+	ch <- m
+	return true
+}

@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -94,8 +95,10 @@ var ErrIncompatible = errors.New("reports cannot be compared")
 
 // Compare judges after against before. Reports that cannot be compared
 // (another schema, a step-load report, no completed trial, another load
-// plan) return an error wrapping ErrIncompatible.
-func Compare(before, after *Report, beforeName, afterName string, opts CompareOptions) (*Comparison, error) {
+// plan) return an error wrapping ErrIncompatible. The work is linear in the
+// number of commands and stops with ctx's error when ctx is done. Every
+// number in the result is finite (JSON has no Inf or NaN).
+func Compare(ctx context.Context, before, after *Report, beforeName, afterName string, opts CompareOptions) (*Comparison, error) {
 	var notes []string
 	bt, err := completedTrials(before, beforeName, &notes)
 	if err != nil {
@@ -115,13 +118,22 @@ func Compare(before, after *Report, beforeName, afterName string, opts CompareOp
 	}
 
 	commands := commandNames(bt, at, &notes)
-	for _, cmd := range append(commands, "total") {
+	// Each trial's commands by name, built once: looking each name up in
+	// every trial's list would be quadratic in the number of commands.
+	bi, ai := indexCommands(bt), indexCommands(at)
+	cmp.Rows = make([]CompareRow, 0, (len(commands)+1)*len(figures))
+	for i, cmd := range append(commands, "total") {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		for _, f := range figures {
-			bv, err := trialFigures(bt, cmd, f.percentile, beforeName)
+			bv, err := trialFigures(bt, bi, cmd, f.percentile, beforeName)
 			if err != nil {
 				return nil, err
 			}
-			av, err := trialFigures(at, cmd, f.percentile, afterName)
+			av, err := trialFigures(at, ai, cmd, f.percentile, afterName)
 			if err != nil {
 				return nil, err
 			}
@@ -142,10 +154,16 @@ func Compare(before, after *Report, beforeName, afterName string, opts CompareOp
 		cmp.Method = "threshold only (fewer than 2 trials on a side: no interval)"
 		notes = append(notes, "fewer than 2 trials on a side: the verdicts use the threshold alone; run bursts with --trials=5")
 	}
+	quantiles := map[float64]float64{} // by degrees of freedom: one bisection each
 	for i := range cmp.Rows {
+		if i%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		r := &cmp.Rows[i]
 		higherIsWorse := figures[i%len(figures)].higherIsWorse
-		judge(r, withInterval, higherIsWorse, opts, cmp.Confidence)
+		judge(r, withInterval, higherIsWorse, opts, cmp.Confidence, quantiles)
 		if r.Verdict == VerdictRegressed {
 			cmp.Regressed = true
 		}
@@ -159,16 +177,18 @@ func Compare(before, after *Report, beforeName, afterName string, opts CompareOp
 }
 
 // judge sets the change, its interval and the verdict of one row.
-func judge(r *CompareRow, withInterval, higherIsWorse bool, opts CompareOptions, confidence float64) {
-	r.Change = r.After/r.Before - 1
+func judge(r *CompareRow, withInterval, higherIsWorse bool, opts CompareOptions, confidence float64, quantiles map[float64]float64) {
+	// In logarithms: after/before of two huge (or tiny) figures would
+	// overflow to +Inf, which JSON cannot carry.
+	r.Change = finiteExpm1(logMean(r.AfterTrials) - logMean(r.BeforeTrials))
 	worse, better := r.Change > opts.Threshold, r.Change < -opts.Threshold
 	if !higherIsWorse {
 		worse, better = better, worse
 	}
 	sigWorse, sigBetter := worse, better
 	if withInterval {
-		_, lo, hi := logRatioInterval(r.BeforeTrials, r.AfterTrials, 1-confidence)
-		low, high := math.Exp(lo)-1, math.Exp(hi)-1
+		_, lo, hi := logRatioInterval(r.BeforeTrials, r.AfterTrials, 1-confidence, quantiles)
+		low, high := finiteExpm1(lo), finiteExpm1(hi)
 		r.Low, r.High = &low, &high
 		up, down := low > 0, high < 0
 		if !higherIsWorse {
@@ -251,7 +271,12 @@ func commandNames(bt, at []TrialReport, notes *[]string) []string {
 	inAfter := has(at)
 	inBefore := has(bt)
 	var out []string
+	seen := map[string]bool{}
 	for _, c := range bt[0].Commands {
+		if seen[c.Command] {
+			continue // a name twice (a hand-made report): one row
+		}
+		seen[c.Command] = true
 		if inAfter[c.Command] {
 			out = append(out, c.Command)
 		} else {
@@ -259,25 +284,36 @@ func commandNames(bt, at []TrialReport, notes *[]string) []string {
 		}
 	}
 	for _, c := range at[0].Commands {
-		if !inBefore[c.Command] {
+		if !inBefore[c.Command] && !seen[c.Command] {
+			seen[c.Command] = true
 			*notes = append(*notes, c.Command+" is only in the after report")
 		}
 	}
 	return out
 }
 
+// indexCommands maps each trial's commands by name (the last of a name
+// wins, as a scan of the list would find).
+func indexCommands(ts []TrialReport) []map[string]*CommandReport {
+	out := make([]map[string]*CommandReport, len(ts))
+	for i := range ts {
+		m := make(map[string]*CommandReport, len(ts[i].Commands))
+		for j := range ts[i].Commands {
+			m[ts[i].Commands[j].Command] = &ts[i].Commands[j]
+		}
+		out[i] = m
+	}
+	return out
+}
+
 // trialFigures reads one figure of cmd ("total" for the totals) from
 // every trial; values are kept above zero so their logarithm exists.
-func trialFigures(ts []TrialReport, cmd string, percentile float64, name string) ([]float64, error) {
+func trialFigures(ts []TrialReport, index []map[string]*CommandReport, cmd string, percentile float64, name string) ([]float64, error) {
 	out := make([]float64, 0, len(ts))
-	for _, t := range ts {
-		c, ok := t.Totals, cmd == "total"
+	for i, t := range ts {
+		c, ok := &t.Totals, cmd == "total"
 		if !ok {
-			for _, x := range t.Commands {
-				if x.Command == cmd {
-					c, ok = x, true
-				}
-			}
+			c, ok = index[i][cmd]
 		}
 		if !ok {
 			return nil, fmt.Errorf("%w: %s trial %d has no figures for %s", ErrIncompatible, name, t.Trial, cmd)
@@ -299,9 +335,34 @@ func trialFigures(ts []TrialReport, cmd string, percentile float64, name string)
 	return out, nil
 }
 
-func geoMean(xs []float64) float64 {
+func geoMean(xs []float64) float64 { return finiteExp(logMean(xs)) }
+
+func logMean(xs []float64) float64 {
 	m, _ := meanVar(logs(xs))
-	return math.Exp(m)
+	return m
+}
+
+// finiteExp is e^x, at most math.MaxFloat64. math.Exp overflows a little
+// before the largest float (e^709.73 is +Inf on amd64, though it is below
+// 1.8e308), so the last stretch goes through a square.
+func finiteExp(x float64) float64 {
+	v := math.Exp(x)
+	if math.IsInf(v, 1) {
+		h := math.Exp(x / 2)
+		v = h * h
+	}
+	if math.IsInf(v, 1) || math.IsNaN(v) {
+		return math.MaxFloat64
+	}
+	return v
+}
+
+// finiteExpm1 is e^x - 1, at most math.MaxFloat64.
+func finiteExpm1(x float64) float64 {
+	if x > 1 {
+		return finiteExp(x) - 1
+	}
+	return math.Expm1(x)
 }
 
 // EnvDiff lists what differs between the two reports' environments (and

@@ -26,7 +26,9 @@ func meanVar(xs []float64) (mean, variance float64) {
 // logRatioInterval returns the estimate and the two-sided (1-alpha)
 // interval of log(after/before), from per-trial figures (all > 0, at
 // least two per side).
-func logRatioInterval(before, after []float64, alpha float64) (est, lo, hi float64) {
+// Quantiles already found are kept in quantiles by degrees of freedom (nil:
+// no memo); alpha is the same for every figure of a comparison.
+func logRatioInterval(before, after []float64, alpha float64, quantiles map[float64]float64) (est, lo, hi float64) {
 	lb, la := logs(before), logs(after)
 	mb, vb := meanVar(lb)
 	ma, va := meanVar(la)
@@ -38,8 +40,24 @@ func logRatioInterval(before, after []float64, alpha float64) (est, lo, hi float
 	}
 	// Welch–Satterthwaite degrees of freedom.
 	df := (sb + sa) * (sb + sa) / (sb*sb/float64(len(lb)-1) + sa*sa/float64(len(la)-1))
-	t := studentQuantile(1-alpha/2, df)
+	// Tiny variances can underflow the squares to 0 (df +Inf or NaN);
+	// df lies between the smaller sample's and the sum's, so clamp to it.
+	df = clampDF(df, float64(min(len(lb), len(la))-1), float64(len(lb)+len(la)-2))
+	t, ok := quantiles[df]
+	if !ok {
+		t = studentQuantile(1-alpha/2, df)
+		if quantiles != nil {
+			quantiles[df] = t
+		}
+	}
 	return est, est - t*se, est + t*se
+}
+
+func clampDF(df, lo, hi float64) float64 {
+	if math.IsNaN(df) || df > hi {
+		return hi
+	}
+	return max(df, lo)
 }
 
 func logs(xs []float64) []float64 {
@@ -58,6 +76,9 @@ func studentQuantile(p, df float64) float64 {
 		hi *= 2
 	}
 	for range 200 {
+		if hi-lo <= 1e-12*hi {
+			break
+		}
 		mid := (lo + hi) / 2
 		if studentCDF(mid, df) < p {
 			lo = mid

@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
@@ -80,7 +81,7 @@ func TestCompareVerdicts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Compare(synthReport(5, 0, "", 1), tc.after, "before.json", "after.json", defaultOpts)
+			c, err := Compare(context.Background(), synthReport(5, 0, "", 1), tc.after, "before.json", "after.json", defaultOpts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +109,7 @@ func TestCompareNoisyDifferenceIsNotSignificant(t *testing.T) {
 	for i, k := range []float64{0.6, 1.2, 1.8} {
 		after.Trials[i].Commands[1].Latency.Percentiles[1].Ms *= k
 	}
-	c, err := Compare(before, after, "b", "a", defaultOpts)
+	c, err := Compare(context.Background(), before, after, "b", "a", defaultOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestCompareNoisyDifferenceIsNotSignificant(t *testing.T) {
 }
 
 func TestCompareOneTrialUsesTheThreshold(t *testing.T) {
-	c, err := Compare(synthReport(1, 0, "", 1), synthReport(1, 0, "p99", 1.5), "b", "a", defaultOpts)
+	c, err := Compare(context.Background(), synthReport(1, 0, "", 1), synthReport(1, 0, "p99", 1.5), "b", "a", defaultOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestCompareBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			after := good()
 			tc.edit(after)
-			_, err := Compare(good(), after, "before.json", "after.json", defaultOpts)
+			_, err := Compare(context.Background(), good(), after, "before.json", "after.json", defaultOpts)
 			if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want ErrIncompatible naming %q", err, tc.want)
 			}

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/redis-prober/redis-prober/internal/smallfile"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -27,7 +27,7 @@ func addCompareCommand(cmd *kingpin.CmdClause) command {
 	alpha := floatFlag(cmd, "alpha", "Chance of a false alarm over all figures of the comparison (Bonferroni), above 0 and below 0.5.", "0.05")
 	output := cmd.Flag("output", "Output format: text, json or markdown (to paste into a change ticket).").Default("text").Enum("text", "json", "markdown")
 
-	return func(_ context.Context, env *cliEnv) error {
+	return func(ctx context.Context, env *cliEnv) error {
 		if *alpha <= 0 || *alpha >= 0.5 || math.IsNaN(*alpha) {
 			return usagef("--alpha: %v must be above 0 and below 0.5", *alpha)
 		}
@@ -39,7 +39,11 @@ func addCompareCommand(cmd *kingpin.CmdClause) command {
 		if err != nil {
 			return err
 		}
-		c, err := prober.Compare(before, after, *beforeFile, *afterFile, prober.CompareOptions{Threshold: *threshold, Alpha: *alpha})
+		c, err := prober.Compare(ctx, before, after, *beforeFile, *afterFile, prober.CompareOptions{Threshold: *threshold, Alpha: *alpha})
+		if ctx.Err() != nil {
+			// SIGINT/SIGTERM: no verdict, and not exit 1 ("regressed").
+			return usagef("compare interrupted: %v", ctx.Err())
+		}
 		if err != nil {
 			return usagef("%v", err)
 		}
@@ -78,9 +82,16 @@ func parseFraction(s string) (float64, error) {
 	return f, nil
 }
 
+// maxReportBytes bounds a report file compare reads. A real report (a
+// dozen commands, ten trials, a histogram per command) is well under 1 MiB;
+// 64 MiB leaves room for thousands of commands while a wrong path
+// (/dev/zero, a FIFO, a huge file) is refused at once instead of filling
+// memory or hanging.
+const maxReportBytes = 64 << 20
+
 // readReport reads a burst report; any fault is bad input (exit 2).
 func readReport(path string) (*prober.Report, error) {
-	b, err := os.ReadFile(path)
+	b, err := smallfile.Read(path, maxReportBytes)
 	if err != nil {
 		return nil, usagef("cannot read report: %v", err)
 	}

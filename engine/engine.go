@@ -40,6 +40,8 @@ type Target struct {
 
 	Cluster  ClusterOptions
 	Sentinel *SentinelOptions
+	// Discovery bounds the nodes a Cluster or Sentinel target expands into.
+	Discovery DiscoveryOptions
 
 	// Labels are extra labels from the config file, exported on
 	// redis_prober_target_info.
@@ -94,9 +96,9 @@ func (t Target) identity() string {
 		seeds = append(seeds, endpointIdentity(s))
 	}
 	cluster.Seeds = nil
-	return fmt.Sprintf("%s|%s|%v|%+v|%v|%v|%v|%s|%v|%+v|%+v|%v|%v|%s",
+	return fmt.Sprintf("%s|%s|%v|%+v|%v|%v|%v|%s|%v|%+v|%+v|%v|%v|%s|%+v",
 		t.Name, endpointIdentity(t.Endpoint), cmds, p, t.ConnectInterval, t.SeedInterval, t.Objective, t.Node, t.ReadOnly,
-		cluster, sentinel, append(sentinels, seeds...), t.Labels, t.Fingerprint)
+		cluster, sentinel, append(sentinels, seeds...), t.Labels, t.Fingerprint, t.Discovery)
 }
 
 // endpointIdentity names every field of an endpoint (its String hides the
@@ -139,10 +141,11 @@ type Engine struct {
 }
 
 type runningTarget struct {
-	cfg    Target
-	id     string
-	cancel context.CancelFunc
-	done   chan struct{}
+	cfg       Target
+	id        string
+	cancel    context.CancelFunc
+	done      chan struct{}
+	discovery *discoveryStats
 }
 
 // New registers the prober metrics on reg and returns an engine that has not
@@ -223,7 +226,7 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 		// one instant would time each other out on a small host.
 		delay := startSpread(n) * time.Duration(i) / time.Duration(max(n, 1))
 		ctx, cancel := context.WithCancel(parent)
-		rt := &runningTarget{cfg: t, id: t.identity(), cancel: cancel, done: make(chan struct{})}
+		rt := &runningTarget{cfg: t, id: t.identity(), cancel: cancel, done: make(chan struct{}), discovery: &discoveryStats{}}
 		e.running[t.Name] = rt
 		go func() {
 			defer close(rt.done)
@@ -232,7 +235,7 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 				return
 			case <-time.After(delay):
 			}
-			e.runGroup(ctx, t, cfg.CleanupTimeout)
+			e.runGroup(ctx, t, cfg.CleanupTimeout, rt.discovery)
 		}()
 	}
 }

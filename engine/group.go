@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,9 +47,10 @@ type child struct {
 
 // runGroup follows the topology of one configured target and runs a node
 // loop per server, until ctx is done.
-func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Duration) {
+func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Duration, stats *discoveryStats) {
 	log := e.log.With("target", t.Name)
-	d, interval := e.discovererFor(t, log)
+	problems := newSpellLog(log)
+	d, interval := e.discovererFor(t, log, newNodeGuard(t.Discovery, stats, problems))
 	defer d.close()
 
 	refresh := make(chan struct{}, 1)
@@ -76,7 +78,7 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 		}
 	}()
 
-	lastErr := ""
+	failing := false // a failure was logged and no success since
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
@@ -85,31 +87,40 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 		case err != nil && ctx.Err() != nil:
 			return
 		case err != nil:
-			if msg := err.Error(); msg != lastErr {
-				log.Warn("topology discovery failed; keeping the nodes known so far", "err", err)
-				lastErr = msg
+			// Once per distinct error per spell: a topology that keeps
+			// failing, or fails every other refresh, logs once.
+			if problems.warn("discovery: "+clip(err.Error()), "topology discovery failed; keeping the nodes known so far", "err", err) {
+				failing = true
 			}
 			specs = nil
 			for _, c := range children {
 				specs = append(specs, c.spec)
 			}
 		default:
-			if lastErr != "" {
+			if failing {
 				log.Info("topology discovery works again")
-				lastErr = ""
+				failing = false
 			}
 		}
 		want := map[string]nodeSpec{}
 		for _, s := range specs {
 			want[s.key()] = s
 		}
+		var left, joined []string
 		for k, c := range children {
 			if _, ok := want[k]; !ok {
-				log.Info("node left the target", "node", c.spec.node)
+				left = append(left, c.spec.node)
 				stop(c)
 				delete(children, k)
 			}
 		}
+		for _, s := range specs {
+			if _, ok := children[s.key()]; !ok && s.node != "" {
+				joined = append(joined, s.node)
+			}
+		}
+		logNodeChanges(log, "node left the target", left)
+		logNodeChanges(log, "node joined the target", joined)
 		for i, s := range specs {
 			if _, ok := children[s.key()]; ok {
 				continue
@@ -143,15 +154,30 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 	}
 }
 
-func (e *Engine) discovererFor(t Target, log *slog.Logger) (discoverer, time.Duration) {
+// manyNodeChanges is how many nodes may join or leave in one refresh with a
+// log line each; more get one line between them.
+const manyNodeChanges = 8
+
+func logNodeChanges(log *slog.Logger, msg string, nodes []string) {
+	if len(nodes) <= manyNodeChanges {
+		for _, n := range nodes {
+			log.Info(msg, "node", n)
+		}
+		return
+	}
+	slices.Sort(nodes)
+	log.Info(msg, "nodes", len(nodes), "first", nodes[:manyNodeChanges])
+}
+
+func (e *Engine) discovererFor(t Target, log *slog.Logger, guard *nodeGuard) (discoverer, time.Duration) {
 	if t.Sentinel != nil {
-		return newSentinelDiscoverer(t, e.metrics, log), orDefault(t.Sentinel.Refresh, defaultSentinelRefresh)
+		return newSentinelDiscoverer(t, e.metrics, log, guard), orDefault(t.Sentinel.Refresh, defaultSentinelRefresh)
 	}
 	interval := defaultServerRefresh
 	if t.Cluster.Refresh > 0 {
 		interval = t.Cluster.Refresh
 	}
-	return newServerDiscoverer(t), interval
+	return newServerDiscoverer(t, guard), interval
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -165,13 +191,14 @@ func orDefault(d, def time.Duration) time.Duration {
 // the server says cluster_enabled:1, every node of its Cluster.
 type serverDiscoverer struct {
 	t          Target
+	guard      *nodeGuard
 	control    *redis.Client
 	seeds      []*redis.Client // further Cluster seed nodes, asked in turn
 	wasCluster bool
 }
 
-func newServerDiscoverer(t Target) *serverDiscoverer {
-	d := &serverDiscoverer{t: t, control: t.Endpoint.NewClient(t.Probe.Timeout, 1)}
+func newServerDiscoverer(t Target, guard *nodeGuard) *serverDiscoverer {
+	d := &serverDiscoverer{t: t, guard: guard, control: t.Endpoint.NewClient(t.Probe.Timeout, 1)}
 	for _, ep := range t.Cluster.Seeds {
 		d.seeds = append(d.seeds, ep.NewClient(t.Probe.Timeout, 1))
 	}
@@ -219,38 +246,52 @@ func (d *serverDiscoverer) discover(ctx context.Context) ([]nodeSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return clusterSpecs(d.t, nodes), nil
+	return clusterSpecs(d.t, nodes, d.guard), nil
 }
 
 // clusterSpecs turns the node list into probe nodes: every healthy primary
 // with slots, probed with keys of a slot it owns; replicas (when asked for)
-// read their primary's keys over READONLY.
-func clusterSpecs(t Target, nodes []clusterNode) []nodeSpec {
-	tags := map[string]string{}
-	var specs []nodeSpec
-	for _, n := range nodes {
-		if !n.primary || n.failed {
-			continue
-		}
-		tag, ok := tagForSlots(t.Probe.Namespace.Tag, n.slots)
-		if !ok {
+// read their primary's keys over READONLY. The guard decides first which
+// nodes may be probed, so a hostile node list costs no tag search, thread
+// or connection for the nodes it refuses.
+func clusterSpecs(t Target, nodes []clusterNode, guard *nodeGuard) []nodeSpec {
+	slots := map[string][][2]int{} // primary id → its slots
+	var cands []candidate
+	for i, n := range nodes {
+		if !n.primary || n.failed || len(n.slots) == 0 {
 			continue // a primary without slots holds no keys of ours
 		}
-		tags[n.id] = tag
-		ep := t.Endpoint
-		ep.Addr = n.addr
-		specs = append(specs, nodeSpec{node: n.addr, ep: ep, tag: tag})
+		if _, dup := slots[n.id]; !dup {
+			slots[n.id] = n.slots
+		}
+		cands = append(cands, candidate{addr: n.addr, ref: i})
 	}
 	if t.Cluster.Replicas {
-		for _, n := range nodes {
-			tag, ok := tags[n.primaryID]
-			if n.primary || n.failed || !ok {
+		for i, n := range nodes {
+			if _, ok := slots[n.primaryID]; n.primary || n.failed || !ok {
 				continue
 			}
-			ep := t.Endpoint
-			ep.Addr, ep.ReadOnly = n.addr, true
-			specs = append(specs, nodeSpec{node: n.addr, ep: ep, tag: tag, readOnly: true})
+			cands = append(cands, candidate{addr: n.addr, replica: true, ref: i})
 		}
+	}
+	tags := map[string]string{} // primary id → tag, found once per refresh
+	var specs []nodeSpec
+	for _, c := range guard.admit(cands) {
+		n := nodes[c.ref]
+		owner := n.id
+		if c.replica {
+			owner = n.primaryID
+		}
+		tag, ok := tags[owner]
+		if !ok {
+			if tag, ok = tagForSlots(t.Probe.Namespace.Tag, slots[owner]); !ok {
+				continue
+			}
+			tags[owner] = tag
+		}
+		ep := t.Endpoint
+		ep.Addr, ep.ReadOnly = n.addr, c.replica
+		specs = append(specs, nodeSpec{node: n.addr, ep: ep, tag: tag, readOnly: c.replica})
 	}
 	return specs
 }

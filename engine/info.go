@@ -7,7 +7,9 @@ import (
 )
 
 // The engine is also a collector of redis_prober_target_info{target, ...},
-// which carries the extra labels configured per target (team, tier, ...).
+// which carries the extra labels configured per target (team, tier, ...),
+// and of redis_prober_discovery_nodes{target, outcome} for the targets that
+// expand into Cluster or Sentinel nodes.
 // Their names are the union over all targets, so the family's label set
 // changes with the config: the collector is unchecked (Describe sends
 // nothing) and builds its descriptor at collect time.
@@ -38,6 +40,7 @@ func (e *Engine) Collect(ch chan<- prometheus.Metric) {
 			values = append(values, rt.cfg.Labels[k])
 		}
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, 1, values...)
+		rt.discovery.collect(ch, name)
 	}
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -32,7 +33,13 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	defer control.Close()
 	keeper := prober.NewKeeper(control, cfg)
 
-	log.Info("probing", "endpoint", t.Endpoint.String(), "rate", cfg.Rate,
+	// A node of a Cluster or Sentinel target was logged as it joined (one
+	// line for many): its details are for debugging.
+	level := slog.LevelInfo
+	if t.Node != "" {
+		level = slog.LevelDebug
+	}
+	log.Log(ctx, level, "probing", "endpoint", t.Endpoint.String(), "rate", cfg.Rate,
 		"commands", names, "connections", cfg.Connections, "read_only", t.ReadOnly)
 	var wg sync.WaitGroup
 	run := func(f func()) {

@@ -21,12 +21,13 @@ type sentinelDiscoverer struct {
 	clients   []*redis.SentinelClient
 	metrics   *prober.Metrics
 	log       *slog.Logger
+	guard     *nodeGuard
 	primary   string
 	lastAsked int
 }
 
-func newSentinelDiscoverer(t Target, m *prober.Metrics, log *slog.Logger) *sentinelDiscoverer {
-	d := &sentinelDiscoverer{t: t, metrics: m, log: log}
+func newSentinelDiscoverer(t Target, m *prober.Metrics, log *slog.Logger, guard *nodeGuard) *sentinelDiscoverer {
+	d := &sentinelDiscoverer{t: t, metrics: m, log: log, guard: guard}
 	for _, ep := range t.Sentinel.Sentinels {
 		opts := ep.ClientOptions(t.Probe.Timeout, 1)
 		d.clients = append(d.clients, redis.NewSentinelClient(&redis.Options{
@@ -59,25 +60,38 @@ func (d *sentinelDiscoverer) discover(ctx context.Context) ([]nodeSpec, error) {
 		}
 		d.lastAsked = idx
 		primary := net.JoinHostPort(addr[0], addr[1])
-		if d.primary != "" && primary != d.primary {
-			d.metrics.Change(d.t.Name, "failover", time.Now())
-			d.log.Warn("failover: Sentinel names a new primary", "old", d.primary, "new", primary)
-		}
-		d.primary = primary
-		specs := []nodeSpec{d.spec(primary, false)}
+		cands := []candidate{{addr: primary}}
 		if d.t.Sentinel.ProbeReplicas {
 			replicas, err := c.Replicas(ctx, d.t.Sentinel.MasterName).Result()
 			if err == nil {
 				for _, r := range replicas {
 					if r["flags"] == "slave" && r["ip"] != "" && r["port"] != "" {
-						specs = append(specs, d.spec(net.JoinHostPort(r["ip"], r["port"]), true))
+						cands = append(cands, candidate{addr: net.JoinHostPort(r["ip"], r["port"]), replica: true})
 					}
 				}
 			}
 		}
+		// The guard refuses what may not be probed (a primary too): no
+		// label, connection or credentials for those.
+		var specs []nodeSpec
+		for _, c := range d.guard.admit(cands) {
+			if !c.replica {
+				d.follow(c.addr)
+			}
+			specs = append(specs, d.spec(c.addr, c.replica))
+		}
 		return specs, nil
 	}
 	return nil, errors.Join(errs...)
+}
+
+// follow notes the primary the Sentinels name; a new one is a failover.
+func (d *sentinelDiscoverer) follow(primary string) {
+	if d.primary != "" && primary != d.primary {
+		d.metrics.Change(d.t.Name, "failover", time.Now())
+		d.log.Warn("failover: Sentinel names a new primary", "old", d.primary, "new", primary)
+	}
+	d.primary = primary
 }
 
 func (d *sentinelDiscoverer) spec(addr string, readOnly bool) nodeSpec {

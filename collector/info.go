@@ -64,9 +64,10 @@ func parseInfo(s string) (Info, int, error) {
 		if clone {
 			k, v = strings.Clone(k), strings.Clone(v)
 		}
-		if _, dup := info[k]; !dup {
-			kept += len(line)
+		if old, dup := info[k]; dup {
+			kept -= len(k) + 1 + len(old) // the last value is the one kept
 		}
+		kept += len(line)
 		info[k] = v
 	}
 	if len(info) == 0 {

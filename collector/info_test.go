@@ -1,11 +1,13 @@
 package collector
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func readFixture(t testing.TB, elem ...string) string {
@@ -117,6 +119,9 @@ func FuzzParseInfo(f *testing.F) {
 	for _, name := range []string{"redis-6.2.txt", "redis-7.0.txt", "redis-7.2.txt", "valkey-8.0.txt"} {
 		f.Add(readFixture(f, "info", name))
 	}
+	for _, name := range []string{"info-invalid-utf8.txt", "info-control-chars.txt", "info-absurd-values.txt"} {
+		f.Add(readFixture(f, "hostile", name))
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		info, err := ParseInfo(s)
 		if err != nil {
@@ -141,10 +146,28 @@ func FuzzParseInfo(f *testing.F) {
 				t.Fatalf("round trip: %q=%q, want %q", k, again[k], v)
 			}
 		}
+		if len(info) > maxInfoFields {
+			t.Fatalf("%d fields kept, over maxInfoFields", len(info))
+		}
 		// The accessors never panic on what the parser accepts.
 		info.Version()
 		info.Server()
 		_, _ = info.Float("mem_fragmentation_ratio")
+		for _, k := range []string{"redis_version", "role", "os"} {
+			if v := LabelValue(info[k]); !utf8.ValidString(v) || len(v) > MaxLabelValueLen {
+				t.Fatalf("LabelValue(%q) = %q", info[k], v)
+			}
+		}
+		// What survives dropAbsurd is a finite number in its range.
+		dropAbsurd(info)
+		for k, r := range infoRanges {
+			if raw, ok := info[k]; ok {
+				v, err := strconv.ParseFloat(raw, 64)
+				if err != nil || math.IsNaN(v) || v < r.min || v > r.max {
+					t.Fatalf("dropAbsurd kept %s=%q", k, raw)
+				}
+			}
+		}
 		var ft forkTracker
 		ft.next(info)
 		ft.next(info)

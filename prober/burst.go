@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/resp"
 )
 
 // BurstRecorder takes every measured request of a burst; a
@@ -259,7 +261,7 @@ func (b *Burster) load(ctx context.Context, plan BurstPlan, written *writtenKeys
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := dialBurst(ctx, b.Endpoint, plan.Timeout, l.register)
+			c, err := dialBurst(ctx, b.Endpoint, plan.Timeout, burstLimits(plan), l.register)
 			dialMu.Lock()
 			defer dialMu.Unlock()
 			if err != nil && dialErr == nil {
@@ -371,8 +373,27 @@ func mixSequence(mix []MixEntry) []int {
 	return seq
 }
 
-// redialPause is the least time between two failed dials of one client.
-const redialPause = 50 * time.Millisecond
+// A client whose connection failed (a refused dial, a handshake or a reply
+// that broke the stream) waits before it dials again, twice as long after
+// each failure in a row: a dead or garbage-speaking server sees a trickle of
+// dials until the error budget ends the burst, not thousands a second.
+const (
+	redialPause    = 50 * time.Millisecond
+	redialPauseMax = time.Second
+)
+
+func nextRedialPause(d time.Duration) time.Duration {
+	return min(max(2*d, redialPause), redialPauseMax)
+}
+
+// burstLimits bounds each reply on a burst connection: values of the
+// plan's size (MGET reads a few of them), and the small arrays the other
+// commands return.
+func burstLimits(p BurstPlan) resp.Limits {
+	bulk := int64(max(p.DataSize, p.DataMax, 64<<10)) + 64
+	return resp.Limits{Name: "burst", MaxBulk: bulk, MaxElems: 4096, MaxDepth: 4,
+		MaxLine: 64 << 10, MaxReply: (mgetKeys + 4) * bulk}
+}
 
 // burstResult classifies one request's outcome.
 func burstResult(err error) Result {
@@ -419,6 +440,8 @@ func (l *burstLoad) run(ctx context.Context, ci int, lc *loadClient, conn *burst
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var idleFrom time.Duration = -1
+	lim := burstLimits(plan)
+	var redial time.Duration // pause before the next dial
 
 	for !l.stopped.Load() {
 		now := time.Since(l.t0)
@@ -456,15 +479,16 @@ func (l *burstLoad) run(ctx context.Context, ci int, lc *loadClient, conn *burst
 		}
 		var dialErr error
 		if conn == nil {
-			if conn, dialErr = dialBurst(ctx, l.b.Endpoint, plan.Timeout, l.register); dialErr != nil {
-				// A refused dial returns at once: pause so a dead server
-				// sees a trickle of dials, not a storm, until the error
-				// budget ends the burst.
-				timer.Reset(redialPause)
+			if redial > 0 {
+				timer.Reset(redial)
 				select {
 				case <-timer.C:
 				case <-l.stopCh:
+					return
 				}
+			}
+			if conn, dialErr = dialBurst(ctx, l.b.Endpoint, plan.Timeout, lim, l.register); dialErr != nil {
+				redial = nextRedialPause(redial)
 			}
 		}
 
@@ -577,9 +601,13 @@ func (l *burstLoad) run(ctx context.Context, ci int, lc *loadClient, conn *burst
 		lc.inflightN.Store(0)
 		idleFrom = -1
 		shard.add(batch[:n])
-		if ioErr != nil && conn != nil {
+		switch {
+		case ioErr == nil:
+			redial = 0
+		case conn != nil:
 			conn.Close()
 			conn = nil
+			redial = nextRedialPause(redial)
 		}
 	}
 }

@@ -3,12 +3,13 @@ package prober
 import (
 	"bufio"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/redis-prober/redis-prober/internal/resp"
 )
 
 // burstConn is one burst connection: an ordinary (netpoller) socket that
@@ -32,7 +33,7 @@ func (e errorReply) Error() string { return string(e) }
 // dialBurst opens and authenticates one burst connection. register is
 // called with the raw socket before anything is sent, so an abort can close
 // it from another goroutine.
-func dialBurst(ctx context.Context, ep Endpoint, timeout time.Duration, register func(net.Conn) error) (*burstConn, error) {
+func dialBurst(ctx context.Context, ep Endpoint, timeout time.Duration, lim resp.Limits, register func(net.Conn) error) (*burstConn, error) {
 	d := net.Dialer{Timeout: timeout, KeepAlive: -1}
 	raw, err := d.DialContext(ctx, ep.Network, ep.Addr)
 	if err != nil {
@@ -47,14 +48,11 @@ func dialBurst(ctx context.Context, ep Endpoint, timeout time.Duration, register
 	}
 	var c net.Conn = raw
 	if ep.TLS != nil {
-		cfg := ep.TLS.Clone()
-		if cfg.ServerName == "" && ep.Network != "unix" {
-			if host, _, err := net.SplitHostPort(ep.Addr); err == nil {
-				cfg.ServerName = host
-			}
-		}
-		c = tls.Client(raw, cfg)
+		c = ep.tlsClient(raw)
 	}
+	// The codec below trusts lengths no more than go-redis does: the guard
+	// has refused any header over lim before the codec reads it.
+	c = guard(c, lim)
 	bc := &burstConn{c: c, r: bufio.NewReaderSize(c, 64<<10), timeout: timeout}
 	// Never format the password into an error: only the reply is shown.
 	if ep.Password != "" {
@@ -118,44 +116,67 @@ func (bc *burstConn) flush() error {
 
 // read reads one reply. n is the integer, the bulk length (-1 for nil) or
 // the array length; nils is how many nil bulks a top-level array held.
+// Nested aggregates are skipped with a counter, not by recursion: the guard
+// bounds their depth, and the codec does not rely on it.
 func (bc *burstConn) read() (n int64, nils int64, err error) {
-	line, err := bc.line()
-	if err != nil {
-		return 0, 0, err
+	n, isArray, err := bc.element()
+	if err != nil || !isArray || n <= 0 {
+		return n, 0, err
 	}
-	switch line[0] {
-	case '+':
-		return 0, 0, nil
-	case '-':
-		return 0, 0, errorReply(line[1:])
-	case ':':
-		n, err := parseInt(line[1:])
-		return n, 0, err
-	case '$':
-		n, err := parseInt(line[1:])
-		if err != nil || n < 0 {
-			return -1, 0, err
+	// Elements arrive depth first, so the elements of nested arrays still
+	// to come (inner) are all read before the next top-level one.
+	var inner int64
+	for topLeft := n; topLeft > 0 || inner > 0; {
+		m, nested, err := bc.element()
+		var er errorReply
+		if err != nil && !errors.As(err, &er) {
+			return n, nils, err
 		}
-		_, err = bc.r.Discard(int(n) + 2)
-		return n, 0, err
-	case '*':
-		n, err := parseInt(line[1:])
-		if err != nil || n < 0 {
-			return -1, 0, err
-		}
-		for range n {
-			m, _, err := bc.read()
-			var er errorReply
-			if err != nil && !errors.As(err, &er) {
-				return n, nils, err
-			}
-			if m < 0 {
+		if inner > 0 {
+			inner--
+		} else {
+			topLeft--
+			if !nested && m < 0 {
 				nils++
 			}
 		}
-		return n, nils, nil
+		if nested && m > 0 {
+			inner += m
+		}
 	}
-	return 0, 0, fmt.Errorf("unexpected reply type %q", line[0])
+	return n, nils, nil
+}
+
+// element reads one reply header and, for a scalar, its payload. For an
+// array it returns its length with isArray set; the elements follow.
+func (bc *burstConn) element() (n int64, isArray bool, err error) {
+	line, err := bc.line()
+	if err != nil {
+		return 0, false, err
+	}
+	switch line[0] {
+	case '+':
+		return 0, false, nil
+	case '-':
+		return 0, false, errorReply(line[1:])
+	case ':':
+		n, err := parseInt(line[1:])
+		return n, false, err
+	case '$':
+		n, err := parseInt(line[1:])
+		if err != nil || n < 0 {
+			return -1, false, err
+		}
+		_, err = bc.r.Discard(int(n) + 2)
+		return n, false, err
+	case '*':
+		n, err := parseInt(line[1:])
+		if err != nil || n < 0 {
+			return -1, true, err
+		}
+		return n, true, nil
+	}
+	return 0, false, fmt.Errorf("unexpected reply type %q", line[0])
 }
 
 // line returns one reply line without its CRLF. The slice is only valid

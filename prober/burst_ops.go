@@ -155,6 +155,12 @@ func (op *burstOp) hitsOf(n, nils int64, err error) (hit, miss int) {
 		}
 		return 0, 1
 	case hitsMulti:
+		// A nil array (or any reply a broken server sends) holds no
+		// hits: counts never go negative.
+		if n <= 0 {
+			return 0, 0
+		}
+		nils = min(max(nils, 0), n)
 		return int(n - nils), int(nils)
 	}
 	return 0, 0

@@ -7,6 +7,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/redis-prober/redis-prober/internal/resp"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
@@ -45,28 +47,23 @@ func (e Endpoint) dialFast(ctx context.Context, timeout time.Duration) (net.Conn
 		return nil, nil, err
 	}
 	if e.TLS == nil {
-		return raw, raw, nil
+		return guard(raw, resp.Probe), raw, nil
 	}
-	cfg := e.TLS.Clone()
-	if cfg.ServerName == "" && e.Network != "unix" {
-		if host, _, err := net.SplitHostPort(e.Addr); err == nil {
-			cfg.ServerName = host
-		}
-	}
-	tc := tls.Client(raw, cfg)
+	tc := e.tlsClient(raw)
 	_ = raw.SetDeadline(time.Now().Add(timeout))
 	if err := tc.Handshake(); err != nil {
 		raw.Close()
 		return nil, nil, fmt.Errorf("tls handshake with %s: %w", e.Addr, err)
 	}
 	_ = raw.SetDeadline(time.Time{})
-	return tc, raw, nil
+	return guard(tc, resp.Probe), raw, nil
 }
 
 // ClientOptions returns go-redis options for this endpoint with the prober's
 // conventions: no retries (a probe reports what happened, it does not hide a
 // failure behind a retry), no client-name chatter, no maintenance push
-// notifications, and the given timeout for dial, read and write.
+// notifications, every reply bounded (resp.Control), and the given timeout for
+// dial, read and write.
 func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Options {
 	opts := &redis.Options{
 		Network:       e.Network,
@@ -93,6 +90,9 @@ func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Opti
 		PipelinePoolSize:         -1,
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		// Every reply is checked beneath go-redis (see wireConn); the
+		// probe's own connections replace this with stricter limits.
+		Dialer: e.GuardedDialer(timeout),
 	}
 	if e.ReadOnly {
 		opts.OnConnect = func(ctx context.Context, cn *redis.Conn) error {

@@ -44,6 +44,8 @@ func TestFaultLogLinesPerSpell(t *testing.T) {
 		{"writes refused, reads fine", repeat(100, obs{"ping", nil}, obs{"get", nil}, obs{"set", oom}), 1, 0},
 		{"two faults alternating", repeat(100, obs{"ping", timeout}, obs{"connect", eof}), 2, 0},
 		{"OOM ends", append(repeat(10, obs{"get", nil}, obs{"set", oom}), obs{"set", nil}), 1, 1},
+		{"good and bad replies alternating", repeat(100, obs{"ping", nil}, obs{"ping", eof}), 1, 1},
+		{"down, up, down again with the same error", append(append(repeat(5, obs{"ping", timeout}), obs{"ping", nil}), repeat(5, obs{"ping", timeout})...), 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -85,6 +87,13 @@ func TestClassifyAuthIsNotUp(t *testing.T) {
 		{replyErr("WRONGPASS invalid username-password pair or user is disabled."), ResultError, false},
 		{replyErr("NOAUTH Authentication required."), ResultError, false},
 		{errors.New("EOF"), ResultError, false},
+		{replyErr("ERR invalid password"), ResultError, false},                                                                                                         // Redis <= 5
+		{replyErr("ERR Client sent AUTH, but no password is set"), ResultError, false},                                                                                 // Redis <= 5
+		{replyErr("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"), ResultError, false}, // Redis 6+
+		{replyErr("WRONGPASS invalid username-password pair or user is disabled."), ResultError, false},                                                                // Redis 7/8, Valkey
+		{replyErr("DENIED Redis is running in protected mode because protected mode is enabled"), ResultError, false},
+		{replyErr("NOPERM User probe has no permissions to run the 'get' command"), ResultError, true},
+		{replyErr("ERR unknown command 'FOO'"), ResultError, true},
 	} {
 		res, answered := classify(tc.err)
 		if res != tc.res || answered != tc.answered {

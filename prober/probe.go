@@ -224,9 +224,7 @@ func classify(err error) (Result, bool) {
 	}
 	var rerr redis.Error
 	if errors.As(err, &rerr) {
-		msg := rerr.Error()
-		auth := strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOAUTH")
-		return ResultError, !auth
+		return ResultError, !isAuthRefusal(rerr.Error())
 	}
 	var nerr net.Error
 	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
@@ -236,19 +234,44 @@ func classify(err error) (Result, bool) {
 	return ResultError, false
 }
 
+// authRefusals are how Redis and Valkey word "you may not in": WRONGPASS
+// and NOAUTH (Redis 6+, Valkey), the ERR forms of Redis 5 and earlier and of
+// an AUTH sent to a server without a password, and protected mode's DENIED.
+var authRefusals = []string{
+	"ERR invalid password",                  // Redis <= 5
+	"ERR invalid username-password pair",    // early Redis 6 wording
+	"ERR Client sent AUTH, but no password", // Redis <= 5, AUTH without requirepass
+	"ERR AUTH <password> called without",    // Redis 6+, the same
+}
+
+func isAuthRefusal(msg string) bool {
+	if strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOAUTH") || strings.HasPrefix(msg, "DENIED") {
+		return true
+	}
+	for _, p := range authRefusals {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // FaultLog logs a repeating fault once: each distinct failure the first
-// time it is seen in a failing spell (again after faultRepeatEvery), and the
-// recovery once every command that failed works again, never one line per
-// probe. A fault that hits only some commands (OOM on writes while reads
-// work) is one spell, not a failure and a recovery per round; two faults
-// that alternate (a timeout on the probe, EOF on the connect probe) are two
-// lines, not two per round.
+// time it is seen (again only after faultRepeatEvery, however often it
+// comes and goes in between), and a recovery once every command that failed
+// works again, if the spell logged anything. A fault that hits only some
+// commands (OOM on writes while reads work) is one spell, not a failure and
+// a recovery per round; two faults that alternate (a timeout on the probe,
+// EOF on the connect probe) are two lines, not two per round; a server that
+// answers every other request with garbage is one failure and one recovery
+// line in five minutes, not one line per probe.
 type FaultLog struct {
 	log     *slog.Logger
 	failing atomic.Bool
 	mu      sync.Mutex
 	down    map[string]bool        // commands whose last outcome failed
-	seen    map[string]*faultEntry // distinct errors of this spell
+	seen    map[string]*faultEntry // distinct errors logged lately
+	logged  bool                   // this spell printed a failure line
 	last    string
 	total   int
 }
@@ -261,9 +284,9 @@ type faultEntry struct {
 // faultRepeatEvery is how often a fault that goes on is logged again.
 const faultRepeatEvery = 5 * time.Minute
 
-// maxDistinctFaults bounds the errors remembered in one spell; further new
-// ones are counted, not logged, so error text with changing parts cannot
-// flood the log.
+// maxDistinctFaults bounds the errors remembered at once; further new ones
+// are counted, not logged, so error text with changing parts cannot flood
+// the log.
 const maxDistinctFaults = 16
 
 // NewFaultLog returns a FaultLog writing to log.
@@ -285,9 +308,10 @@ func (f *FaultLog) Observe(what string, err error, answered bool) {
 		}
 		delete(f.down, what)
 		if len(f.down) == 0 && f.failing.Swap(false) {
-			f.log.Info("probe recovered", "after_failures", f.total, "last_error", f.last)
-			f.last, f.total = "", 0
-			clear(f.seen)
+			if f.logged {
+				f.log.Info("probe recovered", "after_failures", f.total, "last_error", f.last)
+			}
+			f.last, f.total, f.logged = "", 0, false
 		}
 		return
 	}
@@ -300,12 +324,19 @@ func (f *FaultLog) Observe(what string, err error, answered bool) {
 	f.total++
 	now := time.Now()
 	e := f.seen[msg]
-	if e == nil && len(f.seen) >= maxDistinctFaults {
-		return
-	}
 	if e != nil && now.Sub(e.at) < faultRepeatEvery {
 		e.repeats++
 		return
+	}
+	if e == nil && len(f.seen) >= maxDistinctFaults {
+		for m, old := range f.seen {
+			if now.Sub(old.at) >= faultRepeatEvery {
+				delete(f.seen, m)
+			}
+		}
+		if len(f.seen) >= maxDistinctFaults {
+			return
+		}
 	}
 	attrs := []any{"command", what, "err", msg, "redis_answered", answered}
 	if e != nil {
@@ -313,4 +344,5 @@ func (f *FaultLog) Observe(what string, err error, answered bool) {
 	}
 	f.log.Warn("probe failing", attrs...)
 	f.seen[msg] = &faultEntry{at: now}
+	f.logged = true
 }

@@ -78,11 +78,11 @@ func IsRefused(err error) bool {
 type state uint8
 
 const (
-	stType   state = iota // at the start of a reply: the type byte
-	stLine                // in a line that carries nothing we count (+ - : , ( # _)
-	stLen                 // in a length header's digits
-	stLenLF               // after a length header's CR
-	stBody                // in a bulk payload and its CRLF
+	stType  state = iota // at the start of a reply: the type byte
+	stLine               // in a line that carries nothing we count (+ - : , ( # _)
+	stLen                // in a length header's digits
+	stLenLF              // after a length header's CR
+	stBody               // in a bulk payload and its CRLF
 )
 
 // Guard validates one connection's incoming byte stream. It holds no

@@ -1,0 +1,51 @@
+package prober
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"strings"
+	"testing"
+)
+
+// readerConn is a net.Conn whose reads come from a fixed stream.
+type readerConn struct {
+	failedConn
+	r *bytes.Reader
+}
+
+func (c readerConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// FuzzBurstCodec reads any stream as burst replies, beneath the same guard
+// as a real burst connection: it must never panic, loop or report negative
+// counts, and it stops at the first refused or broken reply.
+func FuzzBurstCodec(f *testing.F) {
+	for _, s := range []string{
+		"+OK\r\n", "*4\r\n$1\r\na\r\n$-1\r\n$-1\r\n$1\r\nb\r\n", "*-5\r\n", "*-1\r\n", ":12\r\n",
+		"*2\r\n*2\r\n:1\r\n:2\r\n$-1\r\n", strings.Repeat("*1\r\n", 100), "$9223372036854775807\r\n",
+		"*9223372036854775807\r\n", "-ERR x\r\n+OK\r\n", "$3\r\nab", "\x00",
+	} {
+		f.Add([]byte(s))
+	}
+	lim := burstLimits(BurstPlan{DataSize: 32})
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		c := guard(readerConn{failedConn{net.ErrClosed}, bytes.NewReader(stream)}, lim)
+		bc := &burstConn{c: c, r: bufio.NewReaderSize(c, 4096)}
+		for range len(stream) + 1 {
+			n, nils, err := bc.read()
+			if nils < 0 || (n >= 0 && nils > n) {
+				t.Fatalf("n %d, nils %d", n, nils)
+			}
+			hit, miss := burstOps[burstOpIndex("mget")].hitsOf(n, nils, err)
+			if hit < 0 || miss < 0 {
+				t.Fatalf("hits %d misses %d from n %d nils %d", hit, miss, n, nils)
+			}
+			if err != nil {
+				if _, ok := err.(errorReply); !ok {
+					return
+				}
+			}
+		}
+		t.Fatal("more replies than bytes")
+	})
+}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/redis-prober/redis-prober/internal/safetext"
 )
 
 // WriteComparisonJSON writes the comparison, indented.
@@ -23,14 +25,15 @@ func WriteComparisonJSON(w io.Writer, c *Comparison) error {
 func WriteComparisonText(w io.Writer, c *Comparison) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "before:\t%s\t%s\t%s\t%d trials\n", c.Before.File, c.Before.Target, c.Before.Start, c.Before.Trials)
-	fmt.Fprintf(tw, "after:\t%s\t%s\t%s\t%d trials\n", c.After.File, c.After.Target, c.After.Start, c.After.Trials)
+	p := safetext.Printable // names and values come from the report files
+	fmt.Fprintf(tw, "before:\t%s\t%s\t%s\t%d trials\n", p(c.Before.File), p(c.Before.Target), p(c.Before.Start), c.Before.Trials)
+	fmt.Fprintf(tw, "after:\t%s\t%s\t%s\t%d trials\n", p(c.After.File), p(c.After.Target), p(c.After.Start), c.After.Trials)
 	_ = tw.Flush()
 	fmt.Fprintf(&b, "threshold %s; %s\n\n", pct(c.Threshold, false), c.Method)
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "COMMAND\tFIGURE\tBEFORE\tAFTER\tCHANGE\tINTERVAL\tVERDICT")
 	for _, r := range c.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Command, r.Figure, figText(r.Before, r.Unit), figText(r.After, r.Unit),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p(r.Command), r.Figure, figText(r.Before, r.Unit), figText(r.After, r.Unit),
 			pct(r.Change, true), intervalText(r), r.Verdict)
 	}
 	_ = tw.Flush()
@@ -40,13 +43,13 @@ func WriteComparisonText(w io.Writer, c *Comparison) error {
 	} else {
 		b.WriteString("Environment (before → after):\n")
 		for _, d := range c.Environment {
-			fmt.Fprintf(&b, "  %s: %s → %s\n", d.Name, d.Before, d.After)
+			fmt.Fprintf(&b, "  %s: %s → %s\n", p(d.Name), p(d.Before), p(d.After))
 		}
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintf(&b, "Note: %s\n", n)
+		fmt.Fprintf(&b, "Note: %s\n", p(n))
 	}
-	fmt.Fprintf(&b, "\n%s\n", verdictLine(c))
+	fmt.Fprintf(&b, "\n%s\n", p(verdictLine(c)))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -56,8 +59,8 @@ func WriteComparisonMarkdown(w io.Writer, c *Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### redis-prober compare: %s\n\n", mdEscape(verdictLine(c)))
 	fmt.Fprintf(&b, "| | report | target | start | trials |\n|---|---|---|---|---:|\n")
-	fmt.Fprintf(&b, "| before | %s | %s | %s | %d |\n", mdCell(c.Before.File), mdCell(c.Before.Target), c.Before.Start, c.Before.Trials)
-	fmt.Fprintf(&b, "| after | %s | %s | %s | %d |\n\n", mdCell(c.After.File), mdCell(c.After.Target), c.After.Start, c.After.Trials)
+	fmt.Fprintf(&b, "| before | %s | %s | %s | %d |\n", mdCell(c.Before.File), mdCell(c.Before.Target), mdEscape(c.Before.Start), c.Before.Trials)
+	fmt.Fprintf(&b, "| after | %s | %s | %s | %d |\n\n", mdCell(c.After.File), mdCell(c.After.Target), mdEscape(c.After.Start), c.After.Trials)
 	fmt.Fprintf(&b, "Threshold %s; %s.\n\n", pct(c.Threshold, false), mdEscape(c.Method))
 	b.WriteString("| command | figure | before | after | change | interval | verdict |\n|---|---|---:|---:|---:|---|---|\n")
 	for _, r := range c.Rows {
@@ -73,7 +76,7 @@ func WriteComparisonMarkdown(w io.Writer, c *Comparison) error {
 		b.WriteString("No difference.\n")
 	}
 	for _, d := range c.Environment {
-		fmt.Fprintf(&b, "- `%s`: `%s` → `%s`\n", d.Name, d.Before, d.After)
+		fmt.Fprintf(&b, "- `%s`: `%s` → `%s`\n", mdEscape(d.Name), mdEscape(d.Before), mdEscape(d.After))
 	}
 	for _, n := range c.Notes {
 		fmt.Fprintf(&b, "\n> %s\n", mdEscape(n))

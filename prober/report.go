@@ -175,8 +175,11 @@ func NewCommandReport(c *CommandStats, elapsed time.Duration, percentiles []floa
 		}
 		return float64(n) / secs
 	}
-	r := CommandReport{Command: c.Name, Ops: c.Ops, OpsPerSec: rate(c.Ops), Hits: c.Hits, Misses: c.Misses,
-		Errors: c.Errors, Timeouts: c.Timeouts, KBPerSec: rate(c.BytesOut+c.BytesIn) / 1024}
+	// Counts are never negative in a report, whatever a reply made of
+	// them (a hostile MGET reply once gave hits = -2000).
+	ops, hits, misses := max(c.Ops, 0), max(c.Hits, 0), max(c.Misses, 0)
+	r := CommandReport{Command: c.Name, Ops: ops, OpsPerSec: rate(ops), Hits: hits, Misses: misses,
+		Errors: max(c.Errors, 0), Timeouts: max(c.Timeouts, 0), KBPerSec: rate(max(c.BytesOut, 0)+max(c.BytesIn, 0)) / 1024}
 	r.Latency = newLatencyReport(c.Hist, percentiles)
 	return r
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/redis-prober/redis-prober/internal/safetext"
 )
 
 //go:embed templates/steps.md.tmpl templates/chart.svg.tmpl
@@ -47,7 +49,7 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 		"MaxErrors":    strconv.FormatFloat(100*rep.StepPlan.MaxErrorRatio, 'f', -1, 64) + "%",
 		"Capacity":     "",
 		"CapacityRate": thousands(rep.Capacity.Rate),
-		"Stop":         stopText(rep.Capacity.Stop),
+		"Stop":         mdEscape(stopText(rep.Capacity.Stop)),
 		"Chart":        chartName,
 	}
 	if rep.Capacity.OpsPerSec > 0 {
@@ -57,7 +59,7 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 	for i, s := range rep.Steps {
 		verdict := "met"
 		if !s.Passed {
-			verdict = "failed: " + stopText(s.Why)
+			verdict = "failed: " + mdEscape(stopText(s.Why))
 		}
 		steps = append(steps, mdStep{N: i + 1, Rate: thousands(s.Rate), Achieved: thousands(s.Achieved),
 			P50: fmt.Sprintf("%.3f", s.P50Ms), P99: fmt.Sprintf("%.3f", s.P99Ms), P999: fmt.Sprintf("%.3f", s.P999Ms),
@@ -67,13 +69,13 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 	p := rep.Plan
 	var mix []string
 	for _, m := range p.Mix {
-		mix = append(mix, fmt.Sprintf("%s:%d", m.Op, m.Weight))
+		mix = append(mix, fmt.Sprintf("%s:%d", mdEscape(m.Op), m.Weight))
 	}
 	data["Plan"] = []mdPair{
 		{"clients (connections)", strconv.Itoa(p.Clients)},
 		{"pipeline", strconv.Itoa(p.Pipeline)},
 		{"commands (weights)", strings.Join(mix, ", ")},
-		{"keys", fmt.Sprintf("%s over %d..%d", p.KeyPattern, p.KeyMinimum, p.KeyMaximum)},
+		{"keys", fmt.Sprintf("%s over %d..%d", mdEscape(p.KeyPattern), p.KeyMinimum, p.KeyMaximum)},
 		{"data size", dataSizeText(p)},
 		{"steps", fmt.Sprintf("from %s ops/s, +%s every %gs, at most %d steps%s", thousands(rep.StepPlan.Start),
 			thousands(rep.StepPlan.Increase), rep.StepPlan.StepSeconds, rep.StepPlan.MaxSteps, maxRateText(rep.StepPlan.MaxRate))},
@@ -86,26 +88,26 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 		redisRows = []mdPair{{"version", e.Redis.Version}, {"mode", e.Redis.Mode}, {"os", e.Redis.OS},
 			{"role", e.Redis.Role}, {"used_memory", strconv.FormatInt(e.Redis.UsedMemory, 10)},
 			{"allocator", e.Redis.Allocator}, {"io_threads_active", e.Redis.IOThreads}}
+		hostRows = []mdPair{{"kernel", e.Host.Kernel}, {"transparent huge pages", e.Host.THPEnabled},
+			{"THP defrag", e.Host.THPDefrag}, {"CPU", fmt.Sprintf("%s × %d", e.Host.CPUModel, e.Host.CPUs)},
+			{"prober", e.Prober.Version + " (" + e.Prober.GoVersion + ")"}}
+		for i := range redisRows {
+			redisRows[i].Value = mdCell(redisRows[i].Value)
+		}
+		for i := range hostRows {
+			hostRows[i].Value = mdCell(hostRows[i].Value)
+		}
 		keys := make([]string, 0, len(e.Redis.Config))
 		for k := range e.Redis.Config {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			redisRows = append(redisRows, mdPair{k, "`" + mdEscape(e.Redis.Config[k]) + "`"})
+			redisRows = append(redisRows, mdPair{mdEscape(k), "`" + mdEscape(e.Redis.Config[k]) + "`"})
 		}
 		if e.Redis.ConfigNote != "" {
-			redisRows = append(redisRows, mdPair{"config", e.Redis.ConfigNote})
+			redisRows = append(redisRows, mdPair{"config", mdEscape(e.Redis.ConfigNote)})
 		}
-		hostRows = []mdPair{{"kernel", e.Host.Kernel}, {"transparent huge pages", e.Host.THPEnabled},
-			{"THP defrag", e.Host.THPDefrag}, {"CPU", fmt.Sprintf("%s × %d", e.Host.CPUModel, e.Host.CPUs)},
-			{"prober", e.Prober.Version + " (" + e.Prober.GoVersion + ")"}}
-	}
-	for i := range redisRows {
-		redisRows[i].Value = mdCell(redisRows[i].Value)
-	}
-	for i := range hostRows {
-		hostRows[i].Value = mdCell(hostRows[i].Value)
 	}
 	data["Redis"], data["Host"] = redisRows, hostRows
 	cleanup := fmt.Sprintf("The burst wrote %d distinct keys and unlinked them at the end; a SCAN of the namespace found nothing left.",
@@ -156,15 +158,21 @@ func stopText(s string) string {
 	return s
 }
 
+// mdEscape makes s safe inside a Markdown table cell or code span: pipes,
+// backticks and line ends would break the table, and control characters
+// (terminal escapes) or invalid UTF-8 from Redis or a report are escaped.
 func mdEscape(s string) string {
-	return strings.NewReplacer("|", "\\|", "`", "'", "\n", " ").Replace(s)
+	return safetext.Printable(mdReplacer.Replace(s))
 }
 
+var mdReplacer = strings.NewReplacer("|", "\\|", "`", "'", "\n", " ", "\r", " ")
+
+// mdCell is a table cell: escaped, "(unknown)" when empty.
 func mdCell(s string) string {
 	if s == "" {
 		return "(unknown)"
 	}
-	return s
+	return mdEscape(s)
 }
 
 // thousands formats a rate as a whole number with thin separators.

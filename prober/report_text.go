@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/redis-prober/redis-prober/internal/safetext"
 )
 
 // WriteAllStats prints memtier_benchmark's "ALL STATS" table: ops/s,
@@ -30,6 +32,7 @@ func WriteAllStats(w io.Writer, r *BurstResult, percentiles []float64) error {
 	b.WriteString(strings.Repeat("-", width) + "\n")
 	secs := r.Elapsed.Seconds()
 	perSec := func(n int64) string {
+		n = max(n, 0) // a count is never negative, whatever a codec said
 		if secs <= 0 {
 			return "0.00"
 		}
@@ -62,13 +65,13 @@ func WriteAllStats(w io.Writer, r *BurstResult, percentiles []float64) error {
 	for i, c := range r.Commands {
 		op := burstOps[burstOpIndex(r.Plan.Mix[i].Op)]
 		anyHits = anyHits || op.hits != hitsNone
-		line(typeName(c.Name), c, op.hits != hitsNone)
+		line(safetext.Printable(typeName(c.Name)), c, op.hits != hitsNone)
 	}
 	if r.Total != nil {
 		line("Totals", r.Total, anyHits)
 	}
 	if r.Total != nil && (r.Total.Errors > 0 || r.Total.Timeouts > 0) {
-		fmt.Fprintf(&b, "\n%d errors and %d timeouts among %d requests\n", r.Total.Errors, r.Total.Timeouts, r.Total.Ops)
+		fmt.Fprintf(&b, "\n%d errors and %d timeouts among %d requests\n", max(r.Total.Errors, 0), max(r.Total.Timeouts, 0), max(r.Total.Ops, 0))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/safetext"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -261,8 +262,11 @@ func errorText(err error) string {
 
 // writeText prints the report for a person: one line per check, and for
 // each problem why it matters and the fix.
+// Every string that came from Redis (or the host) goes through
+// safetext.Printable: an INFO field must not drive the terminal.
 func (r *doctorReport) writeText(w io.Writer, colour bool) {
 	p := &textPrinter{w: w, colour: colour}
+	q := safetext.Printable
 	p.heading("Host (what this prober's /proc and /sys show)")
 	if r.Intrinsic != nil {
 		p.line("  measured: intrinsic latency max %s over %d windows", fmtSeconds(r.Intrinsic.MaxSeconds), r.Intrinsic.Windows)
@@ -273,11 +277,11 @@ func (r *doctorReport) writeText(w io.Writer, colour bool) {
 	for _, t := range r.Targets {
 		p.line("")
 		if !t.Reachable {
-			p.heading("Redis " + t.Target + ": NOT REACHABLE")
-			p.line("  %s %s", p.tag("FAIL", red), t.Error)
+			p.heading("Redis " + q(t.Target) + ": NOT REACHABLE")
+			p.line("  %s %s", p.tag("FAIL", red), q(t.Error))
 			continue
 		}
-		p.heading("Redis " + t.Target + " (" + t.Server + ")")
+		p.heading("Redis " + q(t.Target) + " (" + q(t.Server) + ")")
 		if t.Ping != nil {
 			p.line("  measured: %s", t.Ping.describe("PING"))
 		}
@@ -288,7 +292,7 @@ func (r *doctorReport) writeText(w io.Writer, colour bool) {
 			p.line("  note: the redis-server process is not visible here; process checks are unknown")
 		}
 		for _, e := range t.Events {
-			p.line("  LATENCY LATEST %-20s latest %s, max %s", e.Event, fmtSeconds(e.LatestSeconds), fmtSeconds(e.MaxSeconds))
+			p.line("  LATENCY LATEST %-20s latest %s, max %s", q(e.Event), fmtSeconds(e.LatestSeconds), fmtSeconds(e.MaxSeconds))
 		}
 		for _, c := range t.Checks {
 			p.check(c)
@@ -302,7 +306,7 @@ func (r *doctorReport) writeText(w io.Writer, colour bool) {
 	summary := fmt.Sprintf("Summary: failed %d, warnings %d, info %d, passed %d, unknown %d",
 		counts["FAIL"], counts["WARN"], counts["INFO"], counts["PASS"], counts["UNKNOWN"])
 	if len(r.Critical) > 0 {
-		p.line("%s; critical: %s", summary, strings.Join(r.Critical, ", "))
+		p.line("%s; critical: %s", summary, q(strings.Join(r.Critical, ", ")))
 	} else {
 		p.line("%s; nothing critical", summary)
 	}
@@ -367,17 +371,18 @@ func (p *textPrinter) tag(word, colour string) string {
 func (p *textPrinter) check(c checkReport) {
 	v := verdict(c)
 	colour := map[string]string{"PASS": green, "FAIL": red, "WARN": yellow, "INFO": cyan, "UNKNOWN": grey}[v]
-	p.line("  %s %-21s %s", p.tag(v, colour), c.ID, c.Value)
+	q := safetext.Printable
+	p.line("  %s %-21s %s", p.tag(v, colour), q(c.ID), q(c.Value))
 	if v == "PASS" || v == "UNKNOWN" {
 		return
 	}
-	p.line("          why: %s", c.Why)
+	p.line("          why: %s", q(c.Why))
 	for i, l := range strings.Split(c.Fix, "\n") {
 		label := "fix:"
 		if i > 0 {
 			label = "    "
 		}
-		p.line("          %s %s", label, l)
+		p.line("          %s %s", label, q(l))
 	}
 }
 

@@ -18,6 +18,8 @@ import (
 	promslogflag "github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/safetext"
 )
 
 const exporterName = "redis-prober"
@@ -76,7 +78,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, env); err != nil {
-		fmt.Fprintf(stderr, "%s: error: %s\n", exporterName, err)
+		// An error may quote a Redis reply: escape what a terminal would obey.
+		fmt.Fprintf(stderr, "%s: error: %s\n", exporterName, safetext.Printable(err.Error()))
 		var ue usageError
 		if errors.As(err, &ue) {
 			return 2

@@ -301,7 +301,12 @@ func (c *Changes) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	for _, nw := range nodes {
 		if nw.version != "" || nw.role != "" {
-			ch <- prometheus.MustNewConstMetric(c.infoDesc, prometheus.GaugeValue, 1, nw.target, nw.node, nw.version, nw.role)
+			// The values went through collector.LabelValue; a node
+			// label client_golang still refuses costs this series,
+			// not a panic in every scrape.
+			if m, err := prometheus.NewConstMetric(c.infoDesc, prometheus.GaugeValue, 1, nw.target, nw.node, nw.version, nw.role); err == nil {
+				ch <- m
+			}
 		}
 		if _, ok := nw.window.Changed(); !ok {
 			continue

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -59,10 +60,12 @@ func readServer(ctx context.Context, c redis.Cmdable, configOff bool) (serverSta
 		return serverState{}, fmt.Errorf("INFO: %w", err)
 	}
 	info := prober.ParseInfo(text)
-	st := serverState{runID: info["run_id"], version: info["redis_version"], role: info["role"],
-		maxmemory: info["maxmemory"], policy: info["maxmemory_policy"]}
+	// version and role become labels of redis_prober_server_info and go
+	// to the change log: made valid UTF-8, printable and short.
+	st := serverState{runID: info["run_id"], version: collector.LabelValue(info["redis_version"]),
+		role: collector.LabelValue(info["role"]), maxmemory: info["maxmemory"], policy: info["maxmemory_policy"]}
 	if v := info["valkey_version"]; v != "" {
-		st.version = v
+		st.version = collector.LabelValue(v)
 	}
 	if configOff {
 		return st, nil

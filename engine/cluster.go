@@ -28,7 +28,7 @@ func parseClusterNodes(text string) ([]clusterNode, error) {
 			if len(f) == 0 {
 				continue
 			}
-			return nil, fmt.Errorf("cluster nodes: short line %q", line)
+			return nil, fmt.Errorf("cluster nodes: short line %q", clip(line))
 		}
 		flags := "," + f[2] + ","
 		if strings.Contains(flags, ",handshake,") || strings.Contains(flags, ",noaddr,") {
@@ -38,13 +38,20 @@ func parseClusterNodes(text string) ([]clusterNode, error) {
 		if i := strings.IndexAny(addr, "@,"); i >= 0 {
 			addr = addr[:i]
 		}
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil || host == "" || port == "0" {
-			continue
+		// Redis writes an IPv6 node without brackets (2001:db8::1:7000):
+		// the port is after the last colon. A canonical host:port is kept;
+		// anything else is kept as it came, for the guard to refuse and
+		// count.
+		if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+			host, port := strings.TrimSuffix(strings.TrimPrefix(addr[:i], "["), "]"), addr[i+1:]
+			if host == "" || port == "0" {
+				continue // no address yet
+			}
+			addr = net.JoinHostPort(host, port)
 		}
 		n := clusterNode{
 			id:        f[0],
-			addr:      net.JoinHostPort(host, port),
+			addr:      addr,
 			primaryID: f[3],
 			primary:   strings.Contains(flags, ",master,"),
 			failed:    strings.Contains(flags, ",fail,") || strings.Contains(flags, ",fail?,"),
@@ -61,7 +68,7 @@ func parseClusterNodes(text string) ([]clusterNode, error) {
 				b, err2 = strconv.Atoi(hi)
 			}
 			if err1 != nil || err2 != nil || a < 0 || b >= slotCount || a > b {
-				return nil, fmt.Errorf("cluster nodes: bad slot range %q", s)
+				return nil, fmt.Errorf("cluster nodes: bad slot range %q", clip(s))
 			}
 			n.slots = append(n.slots, [2]int{a, b})
 		}

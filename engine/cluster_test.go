@@ -52,6 +52,10 @@ aaaa :0@0 master,noaddr - 0 0 0 disconnected
 	if nodes[0].addr != "127.0.0.1:30004" || nodes[0].primaryID != "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca" {
 		t.Errorf("replica parsed as %+v", nodes[0])
 	}
+	v6, err := parseClusterNodes("bbbb 2001:db8::1:7000@17000 master - 0 0 1 connected 0-10\ncccc [2001:db8::2]:7000@17000 master - 0 0 1 connected 11-20\n")
+	if err != nil || len(v6) != 2 || v6[0].addr != "[2001:db8::1]:7000" || v6[1].addr != "[2001:db8::2]:7000" {
+		t.Errorf("IPv6 nodes parsed as %+v (%v), want [2001:db8::1]:7000 and [2001:db8::2]:7000", v6, err)
+	}
 	if _, err := parseClusterNodes("id 1.2.3.4:1@2 master - 0 0 1 connected 9-x\n"); err == nil {
 		t.Error("a bad slot range was accepted")
 	}

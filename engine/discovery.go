@@ -74,7 +74,7 @@ func (o DiscoveryOptions) allows(host string, ip netip.Addr) bool {
 }
 
 // checkNodeAddr validates an address a server named before it becomes a
-// label or a connection: host:port, at most maxNodeAddr bytes of printable
+// label or a connection: host:port in its canonical form, at most maxNodeAddr bytes of printable
 // ASCII (IDNs travel as punycode), a port from 1 to 65535, and a host that is
 // an IP address (not 0.0.0.0, ::, or multicast) or a DNS name.
 func checkNodeAddr(addr string) (host string, ip netip.Addr, err error) {
@@ -90,7 +90,8 @@ func checkNodeAddr(addr string) (host string, ip netip.Addr, err error) {
 		}
 	}
 	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
+	if err != nil || net.JoinHostPort(host, port) != addr {
+		// Not canonical either ("[10.0.0.1]:7000"): one node, one label.
 		return "", ip, fmt.Errorf("not host:port")
 	}
 	n, err := strconv.Atoi(port)

@@ -32,6 +32,8 @@ func TestCheckNodeAddr(t *testing.T) {
 		{"h\u00e9te:6379", false},
 		{strings.Repeat("a.", 200) + "b:6379", false},
 		{"[2001:db8::1%eth0]:7000", true},
+		{"[10.0.0.1]:7000", false},
+		{"2001:db8::1:7000", false},
 	} {
 		_, _, err := checkNodeAddr(tc.addr)
 		if (err == nil) != tc.ok {

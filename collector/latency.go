@@ -61,14 +61,17 @@ func parseLatencyLatest(reply any) (events []LatencyEvent, dropped int, err erro
 		if !ok || name == "" {
 			return nil, 0, fmt.Errorf("latency latest: event name is %T", f[0])
 		}
-		name = LabelValue(name)
 		var nums [3]int64
 		for i := range nums {
 			if nums[i], ok = f[i+1].(int64); !ok {
-				return nil, 0, fmt.Errorf("latency latest: %s field %d is %T", name, i+1, f[i+1])
+				return nil, 0, fmt.Errorf("latency latest: %s field %d is %T", LabelValue(name), i+1, f[i+1])
 			}
 		}
-		if seen[name] || len(out) >= maxLatencyEvents || nums[0] < 0 || nums[1] < 0 || nums[2] < 0 {
+		if len(out) >= maxLatencyEvents || nums[0] < 0 || nums[1] < 0 || nums[2] < 0 {
+			dropped += latencyEventSeries
+			continue
+		}
+		if name = LabelValue(name); seen[name] {
 			dropped += latencyEventSeries
 			continue
 		}
@@ -109,8 +112,11 @@ func parseLatencyHistogram(reply any) (hists []CommandHistogram, dropped int, er
 		if !ok {
 			return nil, 0, fmt.Errorf("latency histogram: command name is %T", top[i])
 		}
-		name = LabelValue(name)
-		if seen[name] || len(out) >= maxHistogramCommands {
+		if len(out) >= maxHistogramCommands {
+			dropped++
+			continue
+		}
+		if name = LabelValue(name); seen[name] {
 			dropped++
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strings"
@@ -79,10 +80,67 @@ type Sentinel struct {
 	RefreshInterval *Duration `yaml:"refresh_interval"`
 }
 
+// Discovery bounds the nodes a Cluster or Sentinel target expands into;
+// nil fields inherit from the level above, a list replaces the inherited one.
+type Discovery struct {
+	MaxNodes         *int     `yaml:"max_nodes"`
+	AllowedNetworks  []string `yaml:"allowed_networks"`
+	AllowedHostnames []string `yaml:"allowed_hostnames"`
+}
+
+// MaxDiscoveryNodes is the highest max_nodes accepted: a Cluster has at most
+// 16384 primaries with slots, and each node costs threads and connections.
+const MaxDiscoveryNodes = 100000
+
+// Over lays the set fields of d over base.
+func (d Discovery) Over(base Discovery) Discovery {
+	if d.MaxNodes != nil {
+		base.MaxNodes = d.MaxNodes
+	}
+	if d.AllowedNetworks != nil {
+		base.AllowedNetworks = d.AllowedNetworks
+	}
+	if d.AllowedHostnames != nil {
+		base.AllowedHostnames = d.AllowedHostnames
+	}
+	return base
+}
+
+// Networks parses allowed_networks (validated by Parse).
+func (d Discovery) Networks() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, n := range d.AllowedNetworks {
+		p, err := netip.ParsePrefix(strings.TrimSpace(n))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a network in CIDR notation (10.0.0.0/8, fd00::/8)", n)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+var hostSuffix = regexp.MustCompile(`^\.?[A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63})*\.?$`)
+
+func (d Discovery) validate(fail func(msg string, path ...any) error) error {
+	if d.MaxNodes != nil && (*d.MaxNodes < 1 || *d.MaxNodes > MaxDiscoveryNodes) {
+		return fail(fmt.Sprintf("must be from 1 to %d", MaxDiscoveryNodes), "max_nodes")
+	}
+	if _, err := d.Networks(); err != nil {
+		return fail(err.Error(), "allowed_networks")
+	}
+	for _, h := range d.AllowedHostnames {
+		if len(h) > 253 || !hostSuffix.MatchString(h) {
+			return fail(fmt.Sprintf("%q is not a host name or domain suffix (such as .redis.internal)", h), "allowed_hostnames")
+		}
+	}
+	return nil
+}
+
 // Global is the defaults block.
 type Global struct {
 	Probe     Probe     `yaml:"probe"`
 	Objective *Duration `yaml:"objective"`
+	Discovery Discovery `yaml:"discovery"`
 	Labels    []string  `yaml:"-"`
 }
 
@@ -98,6 +156,7 @@ type Target struct {
 	Labels       map[string]string `yaml:"labels"`
 	Probe        Probe             `yaml:"probe"`
 	Objective    *Duration         `yaml:"objective"`
+	Discovery    Discovery         `yaml:"discovery"`
 }
 
 // File is the whole config file.
@@ -185,6 +244,11 @@ func (f *File) validate(root *yaml.Node) error {
 	if f.Global.Objective != nil && *f.Global.Objective <= 0 {
 		return fail("must be above 0", "global", "objective")
 	}
+	if err := f.Global.Discovery.validate(func(msg string, p ...any) error {
+		return fail(msg, append([]any{"global", "discovery"}, p...)...)
+	}); err != nil {
+		return err
+	}
 	names := map[string]bool{}
 	labelKeys := map[string]bool{}
 	for i := range f.Targets {
@@ -234,6 +298,9 @@ func (f *File) validate(root *yaml.Node) error {
 		}
 		if t.Objective != nil && *t.Objective <= 0 {
 			return at("must be above 0", "objective")
+		}
+		if err := t.Discovery.validate(func(msg string, p ...any) error { return at(msg, append([]any{"discovery"}, p...)...) }); err != nil {
+			return err
 		}
 		for _, file := range []struct {
 			path  string

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/redis-prober/redis-prober/config"
+	"github.com/redis-prober/redis-prober/engine"
 )
 
 // flagGroup is what kingpin's Application and CmdClause have in common.
@@ -79,3 +82,34 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// discoveryFlags bound what Cluster and Sentinel discovery may add to a
+// target; the config file's discovery: blocks override them.
+type discoveryFlags struct {
+	maxNodes *int
+}
+
+func addDiscoveryFlags(g flagGroup) *discoveryFlags {
+	return &discoveryFlags{
+		maxNodes: intFlag(g, "discovery.max-nodes",
+			"Most nodes probed per Cluster or Sentinel target; the others are refused, logged once and counted in redis_prober_discovery_nodes.",
+			strconv.Itoa(engine.DefaultMaxNodes)),
+	}
+}
+
+// options lays the config's discovery blocks (global:, then the target's)
+// over the flags.
+func (f *discoveryFlags) options(layers ...config.Discovery) (engine.DiscoveryOptions, error) {
+	if *f.maxNodes < 1 || *f.maxNodes > config.MaxDiscoveryNodes {
+		return engine.DiscoveryOptions{}, usagef("--discovery.max-nodes: %d must be from 1 to %d", *f.maxNodes, config.MaxDiscoveryNodes)
+	}
+	d := config.Discovery{MaxNodes: f.maxNodes}
+	for _, l := range layers {
+		d = l.Over(d)
+	}
+	nets, err := d.Networks()
+	if err != nil {
+		return engine.DiscoveryOptions{}, usagef("--config.file: discovery.allowed_networks: %v", err)
+	}
+	return engine.DiscoveryOptions{MaxNodes: *d.MaxNodes, AllowedNetworks: nets, AllowedHostnames: d.AllowedHostnames}, nil
+}

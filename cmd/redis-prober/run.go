@@ -183,7 +183,7 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		addBurstRunFlags(cmd),
 		addChangeRunFlags(cmd),
 	}
-	src := &targetSource{redis: redisF, probe: probeF}
+	src := &targetSource{redis: redisF, probe: probeF, discovery: addDiscoveryFlags(cmd)}
 	cmd.Flag("config.file", "YAML file listing targets (see docs/configuration.md); flags give its defaults. Reloaded on SIGHUP (and POST /-/reload with --web.enable-lifecycle).").
 		StringVar(&src.file)
 	cmd.GetFlag("redis.addr").IsSetByUser(&src.addrSet)

@@ -20,11 +20,12 @@ import (
 // config file when one is given (the flags then act as global defaults). It is
 // called again on every reload.
 type targetSource struct {
-	redis   *redisFlags
-	probe   *probeFlags
-	file    string
-	addrSet bool // --redis.addr given explicitly
-	tag     string
+	redis     *redisFlags
+	probe     *probeFlags
+	discovery *discoveryFlags
+	file      string
+	addrSet   bool // --redis.addr given explicitly
+	tag       string
 }
 
 func (s *targetSource) load(log *slog.Logger) (engine.Config, error) {
@@ -42,8 +43,14 @@ func (s *targetSource) load(log *slog.Logger) (engine.Config, error) {
 		if err != nil {
 			return cfg, err
 		}
+		disc, err := s.discovery.options()
+		if err != nil {
+			return cfg, err
+		}
 		for i, name := range names {
-			cfg.Targets = append(cfg.Targets, s.target(name, eps[i], defaults, *s.probe.connectInterval, *s.probe.objective))
+			t := s.target(name, eps[i], defaults, *s.probe.connectInterval, *s.probe.objective)
+			t.Discovery = disc
+			cfg.Targets = append(cfg.Targets, t)
 		}
 		return cfg, nil
 	}
@@ -72,6 +79,9 @@ func (s *targetSource) load(log *slog.Logger) (engine.Config, error) {
 		t, err := s.fileTarget(ft, base, connect, objective, global, log)
 		if err != nil {
 			return cfg, usagef("--config.file: targets[%d] (%s): %v", i, ft.Name, err)
+		}
+		if t.Discovery, err = s.discovery.options(f.Global.Discovery, ft.Discovery); err != nil {
+			return cfg, err
 		}
 		cfg.Targets = append(cfg.Targets, t)
 	}

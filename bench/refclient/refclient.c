@@ -1,12 +1,13 @@
 /*
- * refclient: the least latency any client can measure for a paced PING.
+ * refclient: the least latency any client can measure for a paced PING, and
+ * what the kernel saw of the same requests.
  *
  * One blocking TCP socket with TCP_NODELAY, raw RESP ("PING" as an inline
  * array), absolute-time pacing with clock_nanosleep(TIMER_ABSTIME) on
  * CLOCK_MONOTONIC, and a latency clock that starts just before write(2) and
- * stops when the full "+PONG\r\n" has been read. Three system calls per probe
- * (clock_nanosleep, write, read), the same as redis-cli. make bench compares
- * the prober against it.
+ * stops when the full "+PONG\r\n" has been read. Four system calls per probe
+ * (clock_nanosleep, write, recvmsg, recvmsg of the error queue); the clocks
+ * are vDSO reads. make bench compares the prober against it.
  *
  * It charges latency by the prober's rule (prober/schedule.go chargeFrom):
  * from the moment it sends when it slept until the slot was due, so its own
@@ -14,14 +15,31 @@
  * came in after that (the slot was overdue), so a slow reply weighs on every
  * slot it delayed.
  *
+ * Wire time: the socket asks the kernel for software timestamps
+ * (SO_TIMESTAMPING, set after connect: the kernel refuses OPT_ID on a TCP
+ * socket that is not connected). The reply's arrival is the RX stamp in the
+ * SCM_TIMESTAMPING control message of the recvmsg that completes "+PONG\r\n";
+ * the request's departure is the TX stamp on the error queue whose OPT_ID key
+ * (ee_data: 0-based offset of the request's last byte, counted from when the
+ * option was set) is this request's. The stamps are CLOCK_REALTIME: each is
+ * moved onto CLOCK_MONOTONIC by the offset between the two clocks read right
+ * after the reply. The wire time of a slot is RX - TX, or RX - due when the
+ * slot was overdue. A sample with no stamp, a stamp for another request, or
+ * stamps outside [write, read] (a clock step) falls back to the user-space
+ * figure and is counted in wire_fallbacks.
+ *
  * usage: refclient HOST PORT SAMPLES RATE [WARMUP]
- * prints: samples=N mean_us=.. p50_us=.. p99_us=.. p999_us=.. max_us=.. late_us=.. overdue=..
+ * prints one line: samples=N mean_us=.. p50_us=.. p99_us=.. p999_us=.. max_us=..
+ *   late_us=.. overdue=.. wire_mean_us=.. wire_p50_us=.. wire_p99_us=..
+ *   wire_p999_us=.. wire_max_us=.. wire_fallbacks=..
  * (late_us: mean lateness of the timer wake-up on slots that were not overdue;
  * overdue: slots charged from their due time.)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -36,11 +54,21 @@
 static const char ping[] = "*1\r\n$4\r\nPING\r\n";
 static const char pong[] = "+PONG\r\n";
 
-static int64_t now_ns(void)
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static int64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	clock_gettime(c, &ts);
+	return ts_ns(&ts);
+}
+
+static int64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void sleep_until(int64_t t)
@@ -76,17 +104,81 @@ static int dial(const char *host, const char *port)
 	return fd;
 }
 
-/* one PING round trip; returns when the reply is in (ns) */
-static int64_t probe(int fd)
+/* stamping is on; sent counts the bytes written since it was set */
+static int stamping;
+static uint32_t sent;
+
+static void stamp_on(int fd)
 {
-	char buf[64];
+	int v = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE |
+		SOF_TIMESTAMPING_OPT_ID | SOF_TIMESTAMPING_OPT_TSONLY;
+	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &v, sizeof v) == 0)
+		stamping = 1;
+	else
+		fprintf(stderr, "refclient: SO_TIMESTAMPING: %s (every wire sample falls back)\n", strerror(errno));
+}
+
+/* the software stamp of a SCM_TIMESTAMPING message in m, or 0 */
+static int64_t cmsg_stamp(struct msghdr *m, uint32_t *key, int *haskey)
+{
+	int64_t t = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
+			struct scm_timestamping tss;
+			memcpy(&tss, CMSG_DATA(c), sizeof tss);
+			t = ts_ns(&tss.ts[0]);
+		} else if (key && ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+				   (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR))) {
+			struct sock_extended_err ee;
+			memcpy(&ee, CMSG_DATA(c), sizeof ee);
+			if (ee.ee_errno == ENOMSG && ee.ee_origin == SO_EE_ORIGIN_TIMESTAMPING &&
+			    ee.ee_info == SCM_TSTAMP_SND) {
+				*key = ee.ee_data;
+				*haskey = 1;
+			}
+		}
+	}
+	return t;
+}
+
+/* the TX stamp (realtime ns) with OPT_ID key want, or 0; drains the error
+ * queue, so a stamp of an earlier request is never taken for a later one */
+static int64_t tx_stamp(int fd, uint32_t want)
+{
+	int64_t found = 0;
+	for (;;) {
+		char ctl[256];
+		struct msghdr m = {.msg_control = ctl, .msg_controllen = sizeof ctl};
+		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+			if (errno == EINTR)
+				continue;
+			return found; /* EAGAIN: the queue is empty */
+		}
+		uint32_t key = 0;
+		int haskey = 0;
+		int64_t t = cmsg_stamp(&m, &key, &haskey);
+		if (haskey && key == want && t)
+			found = t;
+	}
+}
+
+/* one PING round trip: returns when the reply is in (monotonic ns); *rx is
+ * the kernel RX stamp of the recvmsg that completed it (realtime ns, 0 if
+ * none) */
+static int64_t probe(int fd, int64_t *rx)
+{
+	char buf[64], ctl[256];
 	size_t got = 0;
 	if (write(fd, ping, sizeof ping - 1) != (ssize_t)(sizeof ping - 1)) {
 		perror("refclient: write");
 		exit(1);
 	}
+	sent += sizeof ping - 1;
+	*rx = 0;
 	while (got < sizeof pong - 1) {
-		ssize_t n = read(fd, buf + got, sizeof buf - got);
+		struct iovec iov = {.iov_base = buf + got, .iov_len = sizeof buf - got};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+		ssize_t n = recvmsg(fd, &m, 0);
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
@@ -94,12 +186,14 @@ static int64_t probe(int fd)
 			exit(1);
 		}
 		got += (size_t)n;
+		*rx = stamping ? cmsg_stamp(&m, NULL, NULL) : 0;
 	}
-	if (memcmp(buf, pong, sizeof pong - 1) != 0) {
+	int64_t done = now_ns();
+	if (got != sizeof pong - 1 || memcmp(buf, pong, sizeof pong - 1) != 0) {
 		fprintf(stderr, "refclient: unexpected reply %.*s\n", (int)got, buf);
 		exit(1);
 	}
-	return now_ns();
+	return done;
 }
 
 static int cmp64(const void *a, const void *b)
@@ -119,6 +213,20 @@ static double q_us(const int64_t *v, long n, double q)
 	return (double)v[i] / 1e3;
 }
 
+struct stats {
+	double mean, p50, p99, p999, max;
+};
+
+static struct stats summarise(int64_t *v, long n)
+{
+	double sum = 0;
+	for (long i = 0; i < n; i++)
+		sum += (double)v[i];
+	qsort(v, (size_t)n, sizeof *v, cmp64);
+	return (struct stats){sum / (double)n / 1e3, q_us(v, n, .5), q_us(v, n, .99), q_us(v, n, .999),
+			      (double)v[n - 1] / 1e3};
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 5) {
@@ -132,15 +240,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int fd = dial(argv[1], argv[2]);
-	int64_t *lat = malloc(sizeof *lat * (size_t)n);
-	if (!lat)
+	stamp_on(fd);
+	int64_t *lat = malloc(sizeof *lat * (size_t)n), *wire = malloc(sizeof *wire * (size_t)n);
+	if (!lat || !wire)
 		return 1;
 	int64_t interval = (int64_t)(1e9 / rate), due = now_ns() + interval, done = 0;
-	double sum = 0, late = 0;
-	long overdue = 0;
+	double late = 0;
+	long overdue = 0, fallbacks = 0;
 	for (long k = -warm; k < n; k++, due += interval) {
-		int64_t start;
-		if (done > due) {
+		int64_t start, rx;
+		int late_slot = done > due;
+		if (late_slot) {
 			start = due; /* the previous reply held this slot up */
 			if (k >= 0)
 				overdue++;
@@ -150,17 +260,35 @@ int main(int argc, char **argv)
 			if (k >= 0)
 				late += (double)(start - due);
 		}
-		done = probe(fd);
+		done = probe(fd, &rx);
+		/* after the measurement: the stamps, and the realtime - monotonic
+		 * offset read between two monotonic reads */
+		int64_t tx = stamping ? tx_stamp(fd, sent - 1) : 0;
 		if (k < 0)
 			continue;
 		lat[k] = done - start;
-		sum += (double)lat[k];
+		wire[k] = lat[k];
+		if (tx && rx) {
+			int64_t a = now_ns(), r = clock_ns(CLOCK_REALTIME), b = now_ns();
+			int64_t off = r - a / 2 - b / 2;
+			int64_t txm = tx - off, rxm = rx - off, slack = 2000;
+			/* the kernel stamps lie between our write and our read
+			 * unless the realtime clock stepped */
+			if (txm >= (late_slot ? due : start) - slack && rxm >= txm && rxm <= done + slack)
+				wire[k] = rxm - (late_slot ? due : txm);
+			else
+				fallbacks++;
+		} else {
+			fallbacks++;
+		}
 	}
 	close(fd);
-	qsort(lat, (size_t)n, sizeof *lat, cmp64);
-	printf("samples=%ld mean_us=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f late_us=%.1f overdue=%ld\n",
-	       n, sum / (double)n / 1e3, q_us(lat, n, .5), q_us(lat, n, .99), q_us(lat, n, .999),
-	       (double)lat[n - 1] / 1e3, n > overdue ? late / (double)(n - overdue) / 1e3 : 0, overdue);
+	struct stats u = summarise(lat, n), w = summarise(wire, n);
+	printf("samples=%ld mean_us=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f late_us=%.1f overdue=%ld "
+	       "wire_mean_us=%.1f wire_p50_us=%.1f wire_p99_us=%.1f wire_p999_us=%.1f wire_max_us=%.1f wire_fallbacks=%ld\n",
+	       n, u.mean, u.p50, u.p99, u.p999, u.max, n > overdue ? late / (double)(n - overdue) / 1e3 : 0, overdue,
+	       w.mean, w.p50, w.p99, w.p999, w.max, fallbacks);
 	free(lat);
+	free(wire);
 	return 0;
 }

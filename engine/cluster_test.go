@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestCRC16MatchesRedis(t *testing.T) {
@@ -72,5 +74,64 @@ func TestTagForSlots(t *testing.T) {
 	}
 	if _, ok := tagForSlots("x", nil); ok {
 		t.Error("a tag for a node without slots")
+	}
+}
+
+// The tag cache finds the very tags tagForSlots finds, one by one or many in
+// one pass, and keeps only the slot sets still in use.
+func TestTagCacheMatchesTagForSlots(t *testing.T) {
+	var sets [][][2]int
+	for i := range 40 {
+		a := (i * 997) % slotCount
+		sets = append(sets, [][2]int{{a, a}}, [][2]int{{a, min(a+i*50, slotCount-1)}, {(a + 8000) % slotCount, (a + 8000) % slotCount}})
+	}
+	for _, batch := range [][][][2]int{sets[:3], sets} {
+		c := &tagCache{base: "host-1-abcd"}
+		got := c.lookup(batch)
+		for i, r := range batch {
+			want, _ := tagForSlots("host-1-abcd", r)
+			if got[i] != want {
+				t.Fatalf("slots %v: tag %q, tagForSlots says %q", r, got[i], want)
+			}
+		}
+		if len(c.tags) > len(batch) {
+			t.Errorf("%d cached slot sets for %d in use", len(c.tags), len(batch))
+		}
+	}
+}
+
+// A thousand primaries with one slot each (a hostile CLUSTER NODES) cost one
+// pass over the tags, not a search per node: it took 2.5 s of CPU.
+func TestClusterSpecsOfAThousandSingleSlotPrimariesIsCheap(t *testing.T) {
+	var text strings.Builder
+	for i := range 6000 {
+		text.WriteString(primaryLine(i, docAddr(i)))
+	}
+	nodes, err := parseClusterNodes(text.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := bufferLogger()
+	tg := Target{}
+	tg.Probe.Namespace.Tag = "host-1234-5e2a91c0"
+	cache := &tagCache{base: tg.Probe.Namespace.Tag}
+	start := time.Now()
+	specs := clusterSpecs(tg, nodes, newNodeGuard(DiscoveryOptions{}, nil, newSpellLog(log)), cache)
+	took := time.Since(start)
+	if len(specs) != DefaultMaxNodes {
+		t.Fatalf("%d nodes, want %d", len(specs), DefaultMaxNodes)
+	}
+	for _, s := range specs {
+		if s.tag == "" {
+			t.Fatalf("node %s has no tag", s.node)
+		}
+	}
+	if took > 1500*time.Millisecond {
+		t.Errorf("clusterSpecs took %v for a thousand single-slot primaries", took)
+	}
+	start = time.Now()
+	clusterSpecs(tg, nodes, newNodeGuard(DiscoveryOptions{}, nil, newSpellLog(log)), cache)
+	if again := time.Since(start); again > took/2+50*time.Millisecond {
+		t.Errorf("the second refresh took %v (first %v): the tags were not cached", again, took)
 	}
 }

@@ -192,13 +192,14 @@ func orDefault(d, def time.Duration) time.Duration {
 type serverDiscoverer struct {
 	t          Target
 	guard      *nodeGuard
+	tags       tagCache
 	control    *redis.Client
 	seeds      []*redis.Client // further Cluster seed nodes, asked in turn
 	wasCluster bool
 }
 
 func newServerDiscoverer(t Target, guard *nodeGuard) *serverDiscoverer {
-	d := &serverDiscoverer{t: t, guard: guard, control: t.Endpoint.NewClient(t.Probe.Timeout, 1)}
+	d := &serverDiscoverer{t: t, guard: guard, tags: tagCache{base: t.Probe.Namespace.Tag}, control: t.Endpoint.NewClient(t.Probe.Timeout, 1)}
 	for _, ep := range t.Cluster.Seeds {
 		d.seeds = append(d.seeds, ep.NewClient(t.Probe.Timeout, 1))
 	}
@@ -246,7 +247,7 @@ func (d *serverDiscoverer) discover(ctx context.Context) ([]nodeSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return clusterSpecs(d.t, nodes, d.guard), nil
+	return clusterSpecs(d.t, nodes, d.guard, &d.tags), nil
 }
 
 // clusterSpecs turns the node list into probe nodes: every healthy primary
@@ -254,7 +255,7 @@ func (d *serverDiscoverer) discover(ctx context.Context) ([]nodeSpec, error) {
 // read their primary's keys over READONLY. The guard decides first which
 // nodes may be probed, so a hostile node list costs no tag search, thread
 // or connection for the nodes it refuses.
-func clusterSpecs(t Target, nodes []clusterNode, guard *nodeGuard) []nodeSpec {
+func clusterSpecs(t Target, nodes []clusterNode, guard *nodeGuard, tags *tagCache) []nodeSpec {
 	slots := map[string][][2]int{} // primary id → its slots
 	var cands []candidate
 	for i, n := range nodes {
@@ -274,21 +275,23 @@ func clusterSpecs(t Target, nodes []clusterNode, guard *nodeGuard) []nodeSpec {
 			cands = append(cands, candidate{addr: n.addr, replica: true, ref: i})
 		}
 	}
-	tags := map[string]string{} // primary id → tag, found once per refresh
-	var specs []nodeSpec
-	for _, c := range guard.admit(cands) {
+	admitted := guard.admit(cands)
+	sets := make([][][2]int, len(admitted))
+	for i, c := range admitted {
 		n := nodes[c.ref]
-		owner := n.id
 		if c.replica {
-			owner = n.primaryID
+			sets[i] = slots[n.primaryID]
+		} else {
+			sets[i] = slots[n.id]
 		}
-		tag, ok := tags[owner]
-		if !ok {
-			if tag, ok = tagForSlots(t.Probe.Namespace.Tag, slots[owner]); !ok {
-				continue
-			}
-			tags[owner] = tag
+	}
+	var specs []nodeSpec
+	for i, tag := range tags.lookup(sets) {
+		if tag == "" {
+			continue
 		}
+		c := admitted[i]
+		n := nodes[c.ref]
 		ep := t.Endpoint
 		ep.Addr, ep.ReadOnly = n.addr, c.replica
 		specs = append(specs, nodeSpec{node: n.addr, ep: ep, tag: tag, readOnly: c.replica})

@@ -3,11 +3,12 @@ package prober
 import (
 	"context"
 	"net"
-	"runtime"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/resp"
 )
 
 // ConnectRecorder takes connect-probe samples.
@@ -33,19 +34,14 @@ func NewConnectProbe(ep Endpoint, timeout time.Duration, rec ConnectRecorder, fa
 
 // Once runs one connect probe and records it.
 func (c *ConnectProbe) Once(ctx context.Context) {
-	// The same blocking socket path as the request probe, so both read the
-	// server, not Go's scheduler.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-
 	opts := c.ep.ClientOptions(c.timeout, 1)
-	var raw atomic.Pointer[blockingConn]
+	var raw atomic.Pointer[wireConn]
 	opts.Dialer = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		conn, r, err := c.ep.dialFast(ctx, c.timeout)
+		conn, _, err := c.ep.dialWire(ctx, c.timeout, resp.Probe, false)
 		if err != nil {
 			return nil, err
 		}
-		raw.Store(r)
+		raw.Store(conn)
 		return conn, nil
 	}
 	client := redis.NewClient(opts)

@@ -3,11 +3,7 @@ package prober
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
-	"net"
 	"time"
-
-	"github.com/redis-prober/redis-prober/internal/resp"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
@@ -36,27 +32,6 @@ func (e Endpoint) String() string {
 		return "rediss://" + e.Addr
 	}
 	return "redis://" + e.Addr
-}
-
-// dialFast opens the probe's low-latency connection (see blockingConn) and,
-// for rediss://, runs the TLS handshake over it. The returned raw conn is what
-// Interrupt is called on.
-func (e Endpoint) dialFast(ctx context.Context, timeout time.Duration) (net.Conn, *blockingConn, error) {
-	raw, err := dialBlocking(ctx, e.Network, e.Addr, timeout)
-	if err != nil {
-		return nil, nil, err
-	}
-	if e.TLS == nil {
-		return guard(raw, resp.Probe), raw, nil
-	}
-	tc := e.tlsClient(raw)
-	_ = raw.SetDeadline(time.Now().Add(timeout))
-	if err := tc.Handshake(); err != nil {
-		raw.Close()
-		return nil, nil, fmt.Errorf("tls handshake with %s: %w", e.Addr, err)
-	}
-	_ = raw.SetDeadline(time.Time{})
-	return guard(tc, resp.Probe), raw, nil
 }
 
 // ClientOptions returns go-redis options for this endpoint with the prober's

@@ -2,6 +2,7 @@ package prober
 
 import (
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -77,7 +78,14 @@ type Metrics struct {
 	scheduleLag prometheus.Histogram
 	changes     *prometheus.CounterVec
 	changeLast  *prometheus.GaugeVec
+	clientDelay *prometheus.HistogramVec
+	clock       *prometheus.GaugeVec
+	fallbacks   *prometheus.CounterVec
 }
+
+// hostDelayBuckets are the classic buckets of the prober's own delays
+// (timer lateness, replies waiting to be read): 1µs to 100ms.
+var hostDelayBuckets = []float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1}
 
 // NewMetrics registers the prober's series on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -109,11 +117,23 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		intrinsic: prometheus.NewHistogram(HistogramOpts(
 			"redis_prober_intrinsic_latency_seconds",
 			"Largest scheduling gap of the prober's own thread in each short busy-loop window (host jitter, not Redis).",
-			[]float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1})),
+			hostDelayBuckets)),
 		scheduleLag: prometheus.NewHistogram(HistogramOpts(
 			"redis_prober_schedule_lag_seconds",
 			"How late the prober's timer woke for a probe that was due (host jitter, excluded from Redis latency).",
-			[]float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1})),
+			hostDelayBuckets)),
+		clientDelay: prometheus.NewHistogramVec(HistogramOpts(
+			"redis_prober_client_delay_seconds",
+			"How long each probe reply sat in this host's kernel before the prober read it (kernel RX stamp to read): this host's own delay, excluded from Redis latency.",
+			hostDelayBuckets), []string{"target", "node"}),
+		clock: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_probe_clock_info",
+			Help: "1 for the clock that times a node's probe latency: kernel (SO_TIMESTAMPING wire time) or user (the prober's own clock, where the kernel gives no stamps).",
+		}, []string{"target", "node", "clock"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redis_prober_clock_fallbacks_total",
+			Help: "Probe requests on a kernel-stamped connection timed by the prober's own clock instead, because a stamp was missing or disagreed with the monotonic clock (a clock step).",
+		}, []string{"target", "node"}),
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redis_prober_changes_total",
 			Help: "Changes detected on a target: restart, version, config, role, failover, kernel, thp, sysctl.",
@@ -124,7 +144,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"target", "kind"}),
 	}
 	reg.MustRegister(m.latency, m.requests, m.up, m.connect, m.connects, m.objective, m.intrinsic, m.scheduleLag,
-		m.changes, m.changeLast)
+		m.changes, m.changeLast, m.clientDelay, m.clock, m.fallbacks)
 	return m
 }
 
@@ -175,6 +195,12 @@ type TargetRecorder struct {
 	connect  prometheus.Observer
 	connects [numResults]prometheus.Counter
 	lag      prometheus.Observer
+	delay    prometheus.Observer
+	fallback prometheus.Counter
+
+	clockVec     *prometheus.GaugeVec
+	target, node string
+	clock        atomic.Pointer[Clock]
 }
 
 // ForTarget resolves every probe child of a single-server target and
@@ -193,6 +219,11 @@ func (m *Metrics) ForNode(target, node string, commands []string, objective time
 		up:              m.up.WithLabelValues(target, node),
 		connect:         m.connect.WithLabelValues(target, node),
 		lag:             m.scheduleLag,
+		delay:           m.clientDelay.WithLabelValues(target, node),
+		fallback:        m.fallbacks.WithLabelValues(target, node),
+		clockVec:        m.clock,
+		target:          target,
+		node:            node,
 	}
 	for res := Result(0); res < numResults; res++ {
 		r.connects[res] = m.connects.WithLabelValues(target, node, res.String())
@@ -242,6 +273,9 @@ func (m *Metrics) Forget(target string) {
 	m.objective.DeletePartialMatch(l)
 	m.changes.DeletePartialMatch(l)
 	m.changeLast.DeletePartialMatch(l)
+	m.clientDelay.DeletePartialMatch(l)
+	m.clock.DeletePartialMatch(l)
+	m.fallbacks.DeletePartialMatch(l)
 }
 
 // Change counts one detected change of a target (kind: restart, version,
@@ -260,6 +294,9 @@ func (m *Metrics) ForgetNode(target, node string) {
 	m.up.DeletePartialMatch(l)
 	m.connect.DeletePartialMatch(l)
 	m.connects.DeletePartialMatch(l)
+	m.clientDelay.DeletePartialMatch(l)
+	m.clock.DeletePartialMatch(l)
+	m.fallbacks.DeletePartialMatch(l)
 }
 
 // SetUp records whether Redis answered the last probe.
@@ -279,6 +316,25 @@ func (r *TargetRecorder) RecordConnect(res Result, d time.Duration) {
 
 // RecordLag records how late the prober's own timer woke for a due probe.
 func (r *TargetRecorder) RecordLag(d time.Duration) { r.lag.Observe(d.Seconds()) }
+
+// RecordClientDelay records how long a reply waited in the kernel.
+func (r *TargetRecorder) RecordClientDelay(d time.Duration) { r.delay.Observe(d.Seconds()) }
+
+// ClockFallback counts a stamped request timed by the user-space clock.
+func (r *TargetRecorder) ClockFallback() { r.fallback.Inc() }
+
+// SetClock publishes the clock of the node's probe connection; only the
+// clock in use has a series. It runs once per new connection, off the
+// request path.
+func (r *TargetRecorder) SetClock(c Clock) {
+	if old := r.clock.Swap(&c); old != nil {
+		if *old == c {
+			return
+		}
+		r.clockVec.DeleteLabelValues(r.target, r.node, string(*old))
+	}
+	r.clockVec.WithLabelValues(r.target, r.node, string(c)).Set(1)
+}
 
 // RequestsCounter returns one child of redis_prober_requests_total, for
 // callers that read a count back (tests, the doctor's live measurement).

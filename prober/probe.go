@@ -6,13 +6,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/resp"
 )
 
 // ProbeConfig is the steady trickle of one target.
@@ -35,6 +36,17 @@ type Recorder interface {
 	Record(cmd int, res Result, d time.Duration)
 	SetUp(answered bool)
 	RecordLag(d time.Duration)
+	// RecordClientDelay takes, for a request timed by the kernel's
+	// stamps, how long its reply sat in the kernel before the prober read
+	// it: this host's own delay, kept out of the Redis figure.
+	RecordClientDelay(d time.Duration)
+	// SetClock says which clock times the probe's requests, whenever a
+	// connection is opened.
+	SetClock(c Clock)
+	// ClockFallback counts a request on a stamped connection whose stamps
+	// were missing or disagreed with the monotonic clock, so it was timed
+	// by the prober's own clock.
+	ClockFallback()
 }
 
 // Probe runs the open-loop schedule of one target on dedicated connections.
@@ -80,16 +92,15 @@ func (p *Probe) Run(ctx context.Context) {
 type worker struct {
 	probe *Probe
 	sched *schedule
-	conn  atomic.Pointer[blockingConn]
+	conn  atomic.Pointer[wireConn]
+	dials int         // connections opened; a request that opened one is timed by the user-space clock
 	timer *time.Timer // reused for every wait, so waiting allocates nothing
 }
 
-// run is one probe connection. It stays on its own OS thread and sends and
-// receives with blocking system calls, so a reply wakes it the way it would
-// wake a C client (see docs/architecture.md, "Probe fidelity").
+// run is one probe connection: an ordinary netpoller socket whose every
+// request and reply the kernel timestamps, so the figure is the wire's, not
+// this goroutine's wake-up (see docs/architecture.md, "Probe fidelity").
 func (w *worker) run(ctx context.Context) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	w.timer = time.NewTimer(time.Hour)
 	w.timer.Stop()
 	defer w.timer.Stop()
@@ -97,8 +108,9 @@ func (w *worker) run(ctx context.Context) {
 	p := w.probe
 	cfg := p.cfg
 	opts := p.ep.ClientOptions(cfg.Timeout, 1)
+	clockLogged := false
 	opts.Dialer = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		c, raw, err := p.ep.dialFast(ctx, cfg.Timeout)
+		c, stampErr, err := p.ep.dialWire(ctx, cfg.Timeout, resp.Probe, true)
 		if err != nil {
 			// go-redis stops dialing for a second once a pool's dials
 			// have failed (its dial circuit breaker), which would keep up
@@ -107,7 +119,14 @@ func (w *worker) run(ctx context.Context) {
 			// a connection that fails its first request instead.
 			return failedConn{err}, nil
 		}
-		w.conn.Store(raw)
+		if stampErr != nil && !clockLogged && p.faults != nil {
+			clockLogged = true
+			p.faults.log.Info("kernel timestamps unavailable; probe latency is read from the prober's own clock",
+				"endpoint", p.ep.String(), "reason", stampErr)
+		}
+		w.dials++
+		w.conn.Store(c)
+		p.rec.SetClock(c.Clock())
 		return c, nil
 	}
 	client := redis.NewClient(opts)
@@ -117,7 +136,7 @@ func (w *worker) run(ctx context.Context) {
 	value := probeValue(cfg.DataSize)
 	cmds := make([]*redis.Cmd, len(cfg.Commands))
 	// go-redis takes its context per call; the probe's own deadline lives in
-	// the socket (see blockingConn.limit), so ctx carries no deadline and
+	// the connection (see wireConn.limit), so ctx carries no deadline and
 	// costs nothing per call; it ends only when the probe stops.
 	for i, c := range cfg.Commands {
 		cmds[i] = redis.NewCmd(ctx, c.args(keys, value, cfg.KeyTTL)...)
@@ -142,14 +161,16 @@ func (w *worker) run(ctx context.Context) {
 		if c := w.conn.Load(); c != nil {
 			c.limit = start.Add(cfg.Timeout)
 		}
+		dials := w.dials
 		cmd := cmds[ci]
 		cmd.SetErr(nil)
 		cmd.SetVal(nil)
 		err := client.Process(ctx, cmd)
-		d := time.Since(start)
+		end := time.Now()
 		if ctx.Err() != nil {
 			return // interrupted by shutdown: not a Redis fault
 		}
+		d := w.charge(overdue, due, woke, end, dials)
 		if !overdue {
 			// Recorded after the request, so its cost stays out of the
 			// measured round trip.
@@ -163,6 +184,31 @@ func (w *worker) run(ctx context.Context) {
 			cfg.OnError(err)
 		}
 	}
+}
+
+// charge returns the latency of the request just made, by the charging rule
+// (see chargeFrom): from its kernel TX stamp when its slot was taken while
+// due, from its due time when it was overdue, to the kernel RX stamp of its
+// reply's last bytes. Without trustworthy stamps it is the user-space
+// reading from start to end. A request that had to open its connection
+// first is timed in user space too: its dial belongs in the figure.
+func (w *worker) charge(overdue bool, due, woke, end time.Time, dials int) time.Duration {
+	start := woke
+	var from time.Time
+	if overdue {
+		start, from = due, due
+	}
+	c := w.conn.Load()
+	if c == nil || c.stamps == nil || w.dials != dials {
+		return end.Sub(start)
+	}
+	d, delay, ok := wireTiming(c.stamps.last(), from, woke, end)
+	if !ok {
+		w.probe.rec.ClockFallback()
+		return end.Sub(start)
+	}
+	w.probe.rec.RecordClientDelay(delay)
+	return d
 }
 
 // sleepUntil waits until t; it reports false when the probe is stopping.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
+	"github.com/redis-prober/redis-prober/internal/resp"
 )
 
 // The hot path of one probe, piece by piece. Recording a sample must not
@@ -53,17 +53,17 @@ func BenchmarkScheduleClaim(b *testing.B) {
 }
 
 // BenchmarkProcessPing is one PING through go-redis over the probe's
-// blocking connection, back to back on a locked thread: the per-request CPU
-// cost and allocations of the protocol layer (closed loop, so no wake-up
-// cost is in it; see BenchmarkProbePaced for that).
+// stamped connection, back to back: the per-request CPU cost and
+// allocations of the protocol layer, the guard and the stamps (closed loop,
+// so no wake-up cost is in it; see BenchmarkProbePaced for that).
 func BenchmarkProcessPing(b *testing.B) {
 	srv := redistest.Start(b)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	ep := Endpoint{Network: "tcp", Addr: srv.Addr()}
 	opts := ep.ClientOptions(time.Second, 1)
+	var wc *wireConn
 	opts.Dialer = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		c, _, err := ep.dialFast(ctx, time.Second)
+		c, _, err := ep.dialWire(ctx, time.Second, resp.Probe, true)
+		wc = c
 		return c, err
 	}
 	client := redis.NewClient(opts)
@@ -80,17 +80,19 @@ func BenchmarkProcessPing(b *testing.B) {
 		if err := client.Process(ctx, cmd); err != nil {
 			b.Fatal(err)
 		}
+		if wc.stamps != nil {
+			_ = wc.stamps.last()
+		}
 	}
 }
 
 // BenchmarkRawPing is BenchmarkProcessPing without go-redis: raw RESP written
-// and read on the same blocking connection. The difference between the two
+// and read on the same stamped connection. The difference between the two
 // is what the protocol layer costs per request.
 func BenchmarkRawPing(b *testing.B) {
 	srv := redistest.Start(b)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	c, err := dialBlocking(context.Background(), "tcp", srv.Addr(), time.Second)
+	ep := Endpoint{Network: "tcp", Addr: srv.Addr()}
+	c, _, err := ep.dialWire(context.Background(), time.Second, resp.Probe, true)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -142,7 +144,10 @@ func (r *sampleRecorder) Record(_ int, res Result, d time.Duration) {
 	}
 }
 
-func (r *sampleRecorder) SetUp(bool) {}
+func (r *sampleRecorder) SetUp(bool)                      {}
+func (r *sampleRecorder) RecordClientDelay(time.Duration) {}
+func (r *sampleRecorder) SetClock(Clock)                  {}
+func (r *sampleRecorder) ClockFallback()                  {}
 
 func (r *sampleRecorder) RecordLag(d time.Duration) {
 	r.mu.Lock()

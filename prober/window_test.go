@@ -99,6 +99,9 @@ type countingRecorder struct{ n int }
 func (c *countingRecorder) Record(int, Result, time.Duration) { c.n++ }
 func (c *countingRecorder) SetUp(bool)                        {}
 func (c *countingRecorder) RecordLag(time.Duration)           {}
+func (c *countingRecorder) RecordClientDelay(time.Duration)   {}
+func (c *countingRecorder) SetClock(Clock)                    {}
+func (c *countingRecorder) ClockFallback()                    {}
 
 func TestTapRecorder(t *testing.T) {
 	rec := &countingRecorder{}

@@ -5,21 +5,34 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/resp"
 )
 
 // wireConn is every connection the prober opens to Redis, beneath go-redis
-// or the burst codec. Its stream is the server's plaintext RESP (the socket
-// itself, or TLS over it), and a resp.Guard checks every byte read before
-// the client library parses it: a reply that claims more than the
-// connection's limits fails the connection with an error naming the limit,
-// instead of an allocation of whatever size the server asked for (go-redis
-// v9.23, the newest, trusts every length header).
+// or the burst codec: the one place where what crosses the wire is checked
+// and timed.
+//
+//   - Its stream is the server's plaintext RESP (the socket itself, or TLS
+//     over it), and a resp.Guard checks every byte read before the client
+//     library parses it: a reply that claims more than the connection's
+//     limits fails the connection with an error naming the limit, instead
+//     of an allocation of whatever size the server asked for (go-redis
+//     v9.23, the newest, trusts every length header).
+//   - On a probe connection over TCP, stamps is the socket itself with the
+//     kernel's timestamps of each write and read (beneath TLS when there is
+//     TLS): see stampConn and wireTiming.
+//   - limit caps every deadline go-redis sets: the probe's own "this
+//     request is charged from here and times out then", which go-redis
+//     cannot express per call without a context allocation.
 type wireConn struct {
 	net.Conn
-	guard *resp.Guard
+	guard       *resp.Guard
+	stamps      *stampConn
+	limit       time.Time
+	interrupted atomic.Bool
 }
 
 var _ net.Conn = (*wireConn)(nil)
@@ -42,6 +55,42 @@ func (c *wireConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// pastDeadline is a deadline long gone, to wake a blocked read or write.
+var pastDeadline = time.Unix(1, 0)
+
+func (c *wireConn) capped(t time.Time) time.Time {
+	if c.interrupted.Load() {
+		return pastDeadline
+	}
+	if !c.limit.IsZero() && (t.IsZero() || c.limit.Before(t)) {
+		return c.limit
+	}
+	return t
+}
+
+func (c *wireConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.capped(t)) }
+func (c *wireConn) SetReadDeadline(t time.Time) error {
+	return c.Conn.SetReadDeadline(c.capped(t))
+}
+func (c *wireConn) SetWriteDeadline(t time.Time) error {
+	return c.Conn.SetWriteDeadline(c.capped(t))
+}
+
+// Interrupt wakes a request blocked on this connection from another
+// goroutine (a stop), and keeps every later deadline in the past.
+func (c *wireConn) Interrupt() {
+	c.interrupted.Store(true)
+	_ = c.Conn.SetDeadline(pastDeadline)
+}
+
+// Clock tells which clock this connection's requests are timed by.
+func (c *wireConn) Clock() Clock {
+	if c.stamps != nil {
+		return ClockKernel
+	}
+	return ClockUser
+}
+
 // tlsClient starts TLS over raw with the endpoint's settings, naming the
 // server from its address when the config does not.
 func (e Endpoint) tlsClient(raw net.Conn) *tls.Conn {
@@ -54,28 +103,47 @@ func (e Endpoint) tlsClient(raw net.Conn) *tls.Conn {
 	return tls.Client(raw, cfg)
 }
 
-// dialGuarded opens an ordinary (netpoller) connection to the endpoint, TLS
-// when asked, with every reply checked against lim.
-func (e Endpoint) dialGuarded(ctx context.Context, timeout time.Duration, lim resp.Limits) (*wireConn, error) {
+// dialWire opens an ordinary (netpoller) connection to the endpoint, TLS
+// when asked, with every reply checked against lim; with stamped set it asks
+// the kernel to timestamp the socket's traffic, and says in the returned
+// error when it cannot (the connection works all the same).
+func (e Endpoint) dialWire(ctx context.Context, timeout time.Duration, lim resp.Limits, stamped bool) (c *wireConn, stampErr, err error) {
 	d := net.Dialer{Timeout: timeout, KeepAlive: -1}
 	raw, err := d.DialContext(ctx, e.Network, e.Addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if tc, ok := raw.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	if e.TLS == nil {
-		return guard(raw, lim), nil
+	var (
+		sc     *stampConn
+		stream = raw
+	)
+	if stamped {
+		if sc, stampErr = enableStamps(raw); stampErr == nil {
+			stream = sc
+		}
 	}
-	tc := e.tlsClient(raw)
-	hctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := tc.HandshakeContext(hctx); err != nil {
-		raw.Close()
-		return nil, fmt.Errorf("tls handshake with %s: %w", e.Addr, err)
+	if e.TLS != nil {
+		tc := e.tlsClient(stream)
+		hctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if err := tc.HandshakeContext(hctx); err != nil {
+			raw.Close()
+			return nil, nil, fmt.Errorf("tls handshake with %s: %w", e.Addr, err)
+		}
+		stream = tc
 	}
-	return guard(tc, lim), nil
+	c = guard(stream, lim)
+	c.stamps = sc
+	return c, stampErr, nil
+}
+
+// dialGuarded is dialWire for control traffic: bounded, not stamped.
+func (e Endpoint) dialGuarded(ctx context.Context, timeout time.Duration, lim resp.Limits) (*wireConn, error) {
+	c, _, err := e.dialWire(ctx, timeout, lim, false)
+	return c, err
 }
 
 // GuardedDialer is a go-redis Dialer for the endpoint's control traffic, for

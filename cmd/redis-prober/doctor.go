@@ -429,8 +429,11 @@ func (r *sampleRecorder) Record(_ int, res prober.Result, d time.Duration) {
 	r.ping = append(r.ping, d)
 }
 
-func (r *sampleRecorder) SetUp(bool)              {}
-func (r *sampleRecorder) RecordLag(time.Duration) {}
+func (r *sampleRecorder) SetUp(bool)                      {}
+func (r *sampleRecorder) RecordLag(time.Duration)         {}
+func (r *sampleRecorder) RecordClientDelay(time.Duration) {}
+func (r *sampleRecorder) SetClock(prober.Clock)           {}
+func (r *sampleRecorder) ClockFallback()                  {}
 
 func (r *sampleRecorder) RecordConnect(res prober.Result, d time.Duration) {
 	r.mu.Lock()

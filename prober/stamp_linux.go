@@ -1,0 +1,234 @@
+//go:build linux
+
+package prober
+
+import (
+	"encoding/binary"
+	"io"
+	"net"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// stampFlags asks for software stamps of every segment sent and received,
+// reported (SOFTWARE) as timestamps only (TSONLY: no copy of the packet on
+// the error queue), each TX stamp keyed by the byte offset of its write's
+// last byte (OPT_ID), so a stale stamp cannot be taken for a newer write.
+const stampFlags = unix.SOF_TIMESTAMPING_TX_SOFTWARE | unix.SOF_TIMESTAMPING_RX_SOFTWARE |
+	unix.SOF_TIMESTAMPING_SOFTWARE | unix.SOF_TIMESTAMPING_OPT_ID | unix.SOF_TIMESTAMPING_OPT_TSONLY
+
+// stampConn is a TCP connection on Go's ordinary netpoller whose reads and
+// writes collect the kernel's timestamps: reads are recvmsg(2) calls whose
+// control message carries the arrival stamp of the last segment read, and
+// after each write the socket's error queue is drained for the departure
+// stamp of the write's last byte. It is meant for one request at a time
+// (the probe's), and sits beneath TLS when there is TLS, so the stamps are
+// those of the TLS records.
+type stampConn struct {
+	*net.TCPConn
+	rc syscall.RawConn
+
+	sent uint32 // bytes written since stamping began (the OPT_ID key space)
+	ex   exchange
+	want uint32 // key of the last write's last byte
+
+	// Reused by every call: the hot path allocates nothing (x/sys's
+	// Recvmsg would allocate its msghdr and iovec each time).
+	msg         unix.Msghdr
+	iov         unix.Iovec
+	buf         []byte
+	n, oobn     int
+	err         error
+	oob, errOOB []byte
+	readFn      func(fd uintptr) bool
+	drainFn     func(fd uintptr)
+}
+
+// enableStamps turns kernel timestamping on for a connected TCP socket. The
+// kernel refuses OPT_ID before the connection is established, so this runs
+// after the dial and before anything is written.
+func enableStamps(c net.Conn) (*stampConn, error) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return nil, errNoStamps
+	}
+	rc, err := tc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, stampFlags)
+	}); err != nil {
+		return nil, err
+	}
+	if serr != nil {
+		return nil, serr
+	}
+	s := &stampConn{TCPConn: tc, rc: rc,
+		oob: make([]byte, unix.CmsgSpace(3*16)), errOOB: make([]byte, 2*unix.CmsgSpace(64))}
+	s.readFn = s.recv
+	s.drainFn = s.drain
+	return s, nil
+}
+
+func (s *stampConn) Read(b []byte) (int, error) {
+	s.buf, s.n, s.oobn, s.err = b, 0, 0, nil
+	if err := s.rc.Read(s.readFn); err != nil {
+		return 0, err
+	}
+	s.buf = nil
+	if s.err != nil {
+		return 0, &net.OpError{Op: "read", Net: "tcp", Addr: s.RemoteAddr(), Err: s.err}
+	}
+	if s.n == 0 && len(b) > 0 {
+		return 0, io.EOF
+	}
+	s.ex.readAt = time.Now()
+	if ts, ok := rxStamp(s.oob[:s.oobn]); ok {
+		s.ex.rxWall, s.ex.rx = ts, true
+	} else {
+		s.ex.rx = false
+	}
+	return s.n, nil
+}
+
+// recv is one non-blocking recvmsg; false asks the netpoller to wait for
+// the socket to be readable.
+func (s *stampConn) recv(fd uintptr) bool {
+	for {
+		n, oobn, err := s.recvmsg(fd, s.buf, s.oob, unix.MSG_DONTWAIT)
+		switch err {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		}
+		s.n, s.oobn, s.err = n, oobn, err
+		return true
+	}
+}
+
+// recvmsg is recvmsg(2) on the connection's own msghdr.
+func (s *stampConn) recvmsg(fd uintptr, b, oob []byte, flags int) (n, oobn int, err error) {
+	s.iov = unix.Iovec{}
+	if len(b) > 0 {
+		s.iov.Base = &b[0]
+		s.iov.SetLen(len(b))
+	}
+	s.msg = unix.Msghdr{Iov: &s.iov, Iovlen: 1, Control: &oob[0]}
+	s.msg.SetControllen(len(oob))
+	r, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&s.msg)), uintptr(flags))
+	if e != 0 {
+		return 0, 0, e
+	}
+	return int(r), int(s.msg.Controllen), nil
+}
+
+func (s *stampConn) Write(b []byte) (int, error) {
+	s.ex.writeAt = time.Now()
+	n, err := s.TCPConn.Write(b)
+	if n > 0 {
+		s.sent += uint32(n)
+		s.want = s.sent - 1
+		s.ex.tx = false
+		// The software TX stamp is taken as the segment goes to the
+		// device, within the write on an idle socket; taking it now also
+		// clears the error queue before the reply is awaited.
+		_ = s.rc.Control(s.drainFn)
+	}
+	return n, err
+}
+
+// drain reads every stamp on the error queue and keeps the one of the last
+// write; earlier ones (a write split over segments, an earlier request whose
+// stamp came late) are dropped by their key.
+func (s *stampConn) drain(fd uintptr) {
+	for range 64 {
+		_, oobn, err := s.recvmsg(fd, nil, s.errOOB, unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		if ts, key, ok := txStamp(s.errOOB[:oobn]); ok && key == s.want {
+			s.ex.txWall, s.ex.tx = ts, true
+		}
+	}
+}
+
+// last returns the exchange of the last write and read. A TX stamp that
+// had not come by the end of the write is looked for once more.
+func (s *stampConn) last() exchange {
+	if !s.ex.tx {
+		_ = s.rc.Control(s.drainFn)
+	}
+	return s.ex
+}
+
+// Control messages are parsed in place: unix.ParseSocketControlMessage
+// allocates for each.
+
+// cmsgs calls f with the level, type and data of each control message.
+func cmsgs(oob []byte, f func(level, typ int32, data []byte)) {
+	for len(oob) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < unix.SizeofCmsghdr || l > len(oob) {
+			return
+		}
+		f(h.Level, h.Type, oob[unix.CmsgLen(0):l])
+		next := unix.CmsgSpace(l - unix.CmsgLen(0))
+		if next > len(oob) {
+			return
+		}
+		oob = oob[next:]
+	}
+}
+
+// stampOf reads ts[0] (the software stamp) of a struct scm_timestamping.
+func stampOf(data []byte) (time.Time, bool) {
+	if len(data) < 16 {
+		return time.Time{}, false
+	}
+	sec := int64(binary.NativeEndian.Uint64(data[0:8]))
+	nsec := int64(binary.NativeEndian.Uint64(data[8:16]))
+	if sec == 0 && nsec == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(sec, nsec), true
+}
+
+func rxStamp(oob []byte) (ts time.Time, ok bool) {
+	cmsgs(oob, func(level, typ int32, data []byte) {
+		if level == unix.SOL_SOCKET && typ == unix.SCM_TIMESTAMPING {
+			ts, ok = stampOf(data)
+		}
+	})
+	return ts, ok
+}
+
+// txStamp reads one error-queue message: the stamp, and from the
+// sock_extended_err beside it that it is a send stamp and its key.
+func txStamp(oob []byte) (ts time.Time, key uint32, ok bool) {
+	var haveTS, haveKey bool
+	cmsgs(oob, func(level, typ int32, data []byte) {
+		switch {
+		case level == unix.SOL_SOCKET && typ == unix.SCM_TIMESTAMPING:
+			ts, haveTS = stampOf(data)
+		case (level == unix.SOL_IP && typ == unix.IP_RECVERR) || (level == unix.SOL_IPV6 && typ == unix.IPV6_RECVERR):
+			if len(data) < int(unsafe.Sizeof(unix.SockExtendedErr{})) {
+				return
+			}
+			ee := (*unix.SockExtendedErr)(unsafe.Pointer(&data[0]))
+			if ee.Errno == uint32(unix.ENOMSG) && ee.Origin == unix.SO_EE_ORIGIN_TIMESTAMPING && ee.Info == unix.SCM_TSTAMP_SND {
+				key, haveKey = ee.Data, true
+			}
+		}
+	})
+	return ts, key, haveTS && haveKey
+}

@@ -1,0 +1,288 @@
+//go:build linux
+
+package prober
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/redistest"
+	"github.com/redis-prober/redis-prober/internal/resp"
+)
+
+// stampedPings sends n PINGs through go-redis over a stamped connection and
+// checks each one's wire timing against the user-space clock around it: a
+// stamped latency is never below zero, never above what user space read,
+// and missing or untrusted stamps are rare.
+func stampedPings(t *testing.T, ep Endpoint, n int) {
+	t.Helper()
+	opts := ep.ClientOptions(time.Second, 1)
+	var wc *wireConn
+	opts.Dialer = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		c, stampErr, err := ep.dialWire(ctx, time.Second, resp.Probe, true)
+		if stampErr != nil {
+			t.Errorf("no stamps on %s: %v", ep, stampErr)
+		}
+		wc = c
+		return c, err
+	}
+	client := redis.NewClient(opts)
+	defer client.Close()
+	ctx := context.Background()
+	if err := client.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if wc.Clock() != ClockKernel {
+		t.Fatalf("clock %q, want kernel", wc.Clock())
+	}
+	cmd := redis.NewCmd(ctx, "ping")
+	var fallbacks int
+	var wire, user time.Duration
+	for i := range n {
+		cmd.SetErr(nil)
+		start := time.Now()
+		if err := client.Process(ctx, cmd); err != nil {
+			t.Fatal(err)
+		}
+		end := time.Now()
+		d, delay, ok := wireTiming(wc.stamps.last(), time.Time{}, start, end)
+		if !ok {
+			fallbacks++
+			continue
+		}
+		if d <= 0 || d > end.Sub(start) || delay < 0 {
+			t.Fatalf("request %d: wire %v, client delay %v, user space %v", i, d, delay, end.Sub(start))
+		}
+		wire += d
+		user += end.Sub(start)
+	}
+	t.Logf("%s: %d requests, mean wire %v, mean user space %v, %d fallbacks", ep, n,
+		wire/time.Duration(n-fallbacks), user/time.Duration(n-fallbacks), fallbacks)
+	if fallbacks > n/100 {
+		t.Errorf("%d of %d requests without trustworthy stamps", fallbacks, n)
+	}
+}
+
+func TestStampedLatencyWithinUserSpace(t *testing.T) {
+	srv := redistest.Start(t)
+	stampedPings(t, Endpoint{Network: "tcp", Addr: srv.Addr()}, 500)
+}
+
+func TestStampedLatencyUnderTLS(t *testing.T) {
+	certs := redistest.NewCerts(t)
+	srv := redistest.StartTLS(t, certs)
+	stampedPings(t, Endpoint{Network: "tcp", Addr: srv.Addr(), TLS: certs.ClientConfig(t)}, 300)
+}
+
+// A stamp left on the error queue by an earlier write (here: one written
+// past the stamping code, so nobody drained it) must not be taken for the
+// next request's departure: stamps are matched by their key.
+func TestStaleTXStampNotMatched(t *testing.T) {
+	srv := redistest.Start(t)
+	ep := Endpoint{Network: "tcp", Addr: srv.Addr()}
+	c, stampErr, err := ep.dialWire(context.Background(), time.Second, resp.Probe, true)
+	if err != nil || stampErr != nil {
+		t.Fatal(err, stampErr)
+	}
+	defer c.Close()
+	s := c.stamps
+	ping := []byte("*1\r\n$4\r\nPING\r\n")
+	buf := make([]byte, 64)
+	readPong := func() {
+		for got := 0; got < len("+PONG\r\n"); {
+			n, err := c.Read(buf[got:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += n
+		}
+	}
+	for range 3 {
+		// The earlier request: sent beneath stampConn.Write, its stamp
+		// stays queued, and its bytes still count in the key space.
+		if _, err := s.TCPConn.Write(ping); err != nil {
+			t.Fatal(err)
+		}
+		s.sent += uint32(len(ping))
+		readPong()
+		time.Sleep(2 * time.Millisecond)
+		if _, err := c.Write(ping); err != nil {
+			t.Fatal(err)
+		}
+		readPong()
+		ex := s.last()
+		if !ex.tx || !ex.rx {
+			t.Fatalf("stamps missing: %+v", ex)
+		}
+		if ex.txWall.Before(ex.writeAt.Round(0)) {
+			t.Fatalf("TX stamp %v is %v before the write it was matched to: a stale stamp",
+				ex.txWall, ex.writeAt.Round(0).Sub(ex.txWall))
+		}
+		if ex.rxWall.Before(ex.txWall) {
+			t.Fatalf("reply stamped %v before the request left", ex.txWall.Sub(ex.rxWall))
+		}
+	}
+}
+
+func TestWireTiming(t *testing.T) {
+	t0 := time.Now()
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	wall := func(d time.Duration) time.Time { return t0.Add(d).Round(0) }
+	good := exchange{writeAt: at(10 * time.Microsecond), txWall: wall(15 * time.Microsecond),
+		readAt: at(120 * time.Microsecond), rxWall: wall(100 * time.Microsecond), tx: true, rx: true}
+	for _, tc := range []struct {
+		name       string
+		ex         exchange
+		from       time.Time
+		ok         bool
+		d, delay   time.Duration
+		start, end time.Duration
+	}{
+		{name: "due slot: TX to RX", ex: good, ok: true, d: 85 * time.Microsecond, delay: 20 * time.Microsecond, end: 130 * time.Microsecond},
+		{name: "overdue slot: due time to RX", ex: good, from: at(-time.Millisecond), ok: true, d: 1100 * time.Microsecond, delay: 20 * time.Microsecond, start: -time.Millisecond, end: 130 * time.Microsecond},
+		{name: "no RX stamp", ex: func() exchange { e := good; e.rx = false; return e }(), end: 130 * time.Microsecond},
+		{name: "no TX stamp", ex: func() exchange { e := good; e.tx = false; return e }(), end: 130 * time.Microsecond},
+		{name: "no TX stamp but overdue", ex: func() exchange { e := good; e.tx = false; return e }(), from: at(-time.Millisecond), ok: true, d: 1100 * time.Microsecond, delay: 20 * time.Microsecond, start: -time.Millisecond, end: 130 * time.Microsecond},
+		{name: "TX stamp before the write", ex: func() exchange { e := good; e.txWall = wall(0); return e }(), end: 130 * time.Microsecond},
+		{name: "RX after the read", ex: func() exchange { e := good; e.rxWall = wall(125 * time.Microsecond); return e }(), end: 130 * time.Microsecond},
+		{name: "read outside the request", ex: good, end: 110 * time.Microsecond},
+		{name: "wall clock stepped", ex: func() exchange {
+			e := good
+			e.readAt = e.readAt.Add(time.Second)
+			e.readAt = time.Unix(0, e.readAt.UnixNano()+int64(time.Hour)).Add(0)
+			return e
+		}(), end: 2 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, delay, ok := wireTiming(tc.ex, tc.from, at(tc.start), at(tc.end))
+			if ok != tc.ok || (ok && (d != tc.d || delay != tc.delay)) {
+				t.Fatalf("got %v, %v, %v; want %v, %v, %v", d, delay, ok, tc.d, tc.delay, tc.ok)
+			}
+		})
+	}
+}
+
+// A unix-socket target has no kernel stamps: the probe says so (clock
+// user, one log line) and times requests in user space.
+func TestUnixSocketFallsBackToUserClock(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	redistest.Start(t, "unixsocket "+sock, "unixsocketperm 700")
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	rec := m.ForTarget("unix", []string{"ping"}, 5*time.Millisecond)
+	var logs syncBuf
+	cmds, err := ParseCommands("ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewProbe(ProbeConfig{Rate: 100, Timeout: time.Second, Commands: cmds, Namespace: Namespace{Prefix: "redis-prober:", Tag: "u"}},
+		Endpoint{Network: "unix", Addr: sock}, rec, NewFaultLog(slog.New(slog.NewTextHandler(&logs, nil))))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.ToFloat64(m.requests.WithLabelValues("unix", "", "ping", "probe", "ok")) < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no probes answered; log:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if v := testutil.ToFloat64(m.clock.WithLabelValues("unix", "", "user")); v != 1 {
+		t.Errorf("clock user = %v, want 1", v)
+	}
+	if n := testutil.CollectAndCount(m.clock); n != 1 {
+		t.Errorf("%d clock series, want only the user one", n)
+	}
+	if n := strings.Count(logs.String(), "kernel timestamps unavailable"); n != 1 {
+		t.Errorf("%d log lines saying the stamps are unavailable, want 1:\n%s", n, logs.String())
+	}
+	if n := histCount(t, reg, "redis_prober_client_delay_seconds"); n != 0 {
+		t.Errorf("client delay recorded on a connection without stamps")
+	}
+}
+
+// A TCP probe is timed by the kernel and records the client delay of
+// every request.
+func TestProbeRecordsClientDelay(t *testing.T) {
+	srv := redistest.Start(t)
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	rec := m.ForTarget("tcp", []string{"ping"}, 5*time.Millisecond)
+	cmds, _ := ParseCommands("ping")
+	p := NewProbe(ProbeConfig{Rate: 200, Timeout: time.Second, Commands: cmds, Namespace: Namespace{Prefix: "redis-prober:", Tag: "t"}},
+		Endpoint{Network: "tcp", Addr: srv.Addr()}, rec, NewFaultLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.ToFloat64(m.requests.WithLabelValues("tcp", "", "ping", "probe", "ok")) < 200 {
+		if time.Now().After(deadline) {
+			t.Fatal("no probes answered")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if v := testutil.ToFloat64(m.clock.WithLabelValues("tcp", "", "kernel")); v != 1 {
+		t.Errorf("clock kernel = %v, want 1", v)
+	}
+	reqs := testutil.ToFloat64(m.requests.WithLabelValues("tcp", "", "ping", "probe", "ok"))
+	fall := testutil.ToFloat64(m.fallbacks.WithLabelValues("tcp", ""))
+	delays := histCount(t, reg, "redis_prober_client_delay_seconds")
+	t.Logf("%v requests, %v client-delay samples, %v fallbacks", reqs, delays, fall)
+	// Every request but the first (which opened the connection) and the
+	// rare fallback has a client delay.
+	if delays+fall < reqs-2 || fall > reqs/100 {
+		t.Errorf("%v requests, %v client-delay samples, %v fallbacks", reqs, delays, fall)
+	}
+}
+
+func histCount(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			var n float64
+			for _, m := range mf.GetMetric() {
+				n += float64(m.GetHistogram().GetSampleCount())
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+type syncBuf struct {
+	mu  chan struct{}
+	buf bytes.Buffer
+}
+
+func (b *syncBuf) lock() {
+	if b.mu == nil {
+		b.mu = make(chan struct{}, 1)
+	}
+	b.mu <- struct{}{}
+}
+func (b *syncBuf) Write(p []byte) (int, error) {
+	b.lock()
+	defer func() { <-b.mu }()
+	return b.buf.Write(p)
+}
+func (b *syncBuf) String() string { b.lock(); defer func() { <-b.mu }(); return b.buf.String() }

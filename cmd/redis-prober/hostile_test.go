@@ -130,8 +130,11 @@ func TestHostileServersRun(t *testing.T) {
 			if lines == 0 {
 				t.Errorf("no log line for %s naming %q; log:\n%s", addr, c.want, grepLines(p.stderr.String(), addr))
 			}
-			if lines > 4 {
-				t.Errorf("%d log lines naming %q, want it logged once per place it happens", lines, c.want)
+			// Once per place that reads it: the probe and connect probe
+			// share one fault log; each collector and the change
+			// detector log their own failure of the same INFO.
+			if lines > 8 {
+				t.Errorf("%d log lines naming %q, want it logged once per place it happens:\n%s", lines, c.want, grepLines(p.stderr.String(), addr))
 			}
 		})
 	}
@@ -164,11 +167,35 @@ func TestHostileServersOneShot(t *testing.T) {
 					t.Errorf("%s: exit %d, output does not name the guard:\n%s", cmd[0], code, out)
 				}
 			}
-			// A burst that cannot get a sane reply backs off: a trickle
-			// of dials, not thousands a second.
-			if n := srv.Accepted(); n > 100 {
-				t.Errorf("%d connections to the hostile server in two one-shot runs", n)
-			}
 		})
+	}
+}
+
+// A burst whose server answers INFO sanely but every burst command with a
+// reply the guard refuses loses its connection on each batch: it must redial
+// with back-off (a trickle of dials), not thousands of times a second.
+func TestHostileBurstBacksOff(t *testing.T) {
+	info := "# Server\r\nredis_version:7.0.15\r\n# Replication\r\nrole:master\r\n# Persistence\r\nloading:0\r\n"
+	srv := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {
+		switch args[0] {
+		case "INFO":
+			return faulttest.Bytes("$" + strconv.Itoa(len(info)) + "\r\n" + info + "\r\n")
+		case "PING":
+			return faulttest.Bytes("+PONG\r\n")
+		case "CONFIG":
+			return faulttest.Bytes("*0\r\n")
+		}
+		return faulttest.Bytes("$9223372036854775807\r\n")
+	}))
+	code, out := runBinary(t, 30*time.Second, "burst", "--redis.addr="+srv.URL(), "--test-time=2s",
+		"--trials=1", "--clients=2", "--max-errors=1", "--abort-p99=1h", "--rate=1000")
+	if strings.Contains(out, "panic") {
+		t.Fatalf("exit %d with a panic:\n%s", code, out)
+	}
+	// Two clients, each redialling after 50, 100, 200, 400, 800 ms and
+	// then every second: about a dozen dials in two seconds.
+	t.Logf("%d connections in a 2 s burst (exit %d)", srv.Accepted(), code)
+	if n := srv.Accepted(); n > 30 {
+		t.Errorf("%d connections to the garbage server in a 2 s burst, want a back-off trickle:\n%s", n, out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/resp"
@@ -146,10 +147,29 @@ func (e Endpoint) dialGuarded(ctx context.Context, timeout time.Duration, lim re
 	return c, err
 }
 
-// GuardedDialer is a go-redis Dialer for the endpoint's control traffic, for
-// clients the prober builds outside ClientOptions (Sentinel).
+// checkableConn is a plaintext control connection that lets go-redis peek
+// at its socket before reusing it from the pool (syscall.Conn), so an idle
+// connection to a server that restarted is dropped instead of failing the
+// next command with EOF. Probe connections do not offer it: the check is a
+// system call before every request, and a probe that meets a dead
+// connection reports what a client would meet.
+type checkableConn struct {
+	*wireConn
+	sys syscall.Conn
+}
+
+func (c checkableConn) SyscallConn() (syscall.RawConn, error) { return c.sys.SyscallConn() }
+
+// GuardedDialer is a go-redis Dialer for the endpoint's control traffic.
 func (e Endpoint) GuardedDialer(timeout time.Duration) func(context.Context, string, string) (net.Conn, error) {
 	return func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return e.dialGuarded(ctx, timeout, resp.Control)
+		c, err := e.dialGuarded(ctx, timeout, resp.Control)
+		if err != nil {
+			return nil, err
+		}
+		if sc, ok := c.Conn.(syscall.Conn); ok {
+			return checkableConn{c, sc}, nil
+		}
+		return c, nil
 	}
 }

@@ -45,13 +45,15 @@ func TestFaultLogLinesPerSpell(t *testing.T) {
 		{"two faults alternating", repeat(100, obs{"ping", timeout}, obs{"connect", eof}), 2, 0},
 		{"OOM ends", append(repeat(10, obs{"get", nil}, obs{"set", oom}), obs{"set", nil}), 1, 1},
 		{"good and bad replies alternating", repeat(100, obs{"ping", nil}, obs{"ping", eof}), 1, 1},
+		{"down, then one command answers", append(repeat(5, obs{"ping", timeout}, obs{"get", timeout}, obs{"connect", eof}), obs{"ping", nil}), 2, 1},
 		{"down, up, down again with the same error", append(append(repeat(5, obs{"ping", timeout}), obs{"ping", nil}), repeat(5, obs{"ping", timeout})...), 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			f := NewFaultLog(slog.New(slog.NewTextHandler(&buf, nil)))
 			for _, o := range tc.seq {
-				f.Observe(o.cmd, o.err, false)
+				_, answered := classify(o.err)
+				f.Observe(o.cmd, o.err, answered)
 			}
 			if n := strings.Count(buf.String(), "probe failing"); n != tc.failing {
 				t.Errorf("%d 'probe failing' lines, want %d:\n%s", n, tc.failing, &buf)

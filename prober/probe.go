@@ -304,22 +304,33 @@ func isAuthRefusal(msg string) bool {
 
 // FaultLog logs a repeating fault once: each distinct failure the first
 // time it is seen (again only after faultRepeatEvery, however often it
-// comes and goes in between), and a recovery once every command that failed
-// works again, if the spell logged anything. A fault that hits only some
-// commands (OOM on writes while reads work) is one spell, not a failure and
-// a recovery per round; two faults that alternate (a timeout on the probe,
-// EOF on the connect probe) are two lines, not two per round; a server that
-// answers every other request with garbage is one failure and one recovery
-// line in five minutes, not one line per probe.
+// comes and goes in between), and a recovery when the spell is over, if the
+// spell logged anything. A spell of Redis not answering (down, unreachable,
+// refusing the connection) is over at the first answered request, whatever
+// command failed (the connect probe included); a command Redis refuses (OOM
+// on writes while reads work) is over when that command works again. So a
+// fault that hits only some commands is one spell, not a failure and a
+// recovery per round; two faults that alternate are two lines, not two per
+// round; a server that answers every other request with garbage is one
+// failure and one recovery line in five minutes, not one line per probe.
 type FaultLog struct {
 	log     *slog.Logger
 	failing atomic.Bool
 	mu      sync.Mutex
-	down    map[string]bool        // commands whose last outcome failed
+	down    map[string]bool        // failing commands: whether Redis answered the failure
 	seen    map[string]*faultEntry // distinct errors logged lately
 	logged  bool                   // this spell printed a failure line
 	last    string
 	total   int
+}
+
+func (f *FaultLog) unanswered() bool {
+	for _, answered := range f.down {
+		if !answered {
+			return true
+		}
+	}
+	return false
 }
 
 type faultEntry struct {
@@ -349,10 +360,17 @@ func (f *FaultLog) Observe(what string, err error, answered bool) {
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if !f.down[what] {
+		if _, ok := f.down[what]; !ok && !f.unanswered() {
 			return
 		}
 		delete(f.down, what)
+		// An answer proves Redis reachable: failures it did not answer
+		// (of any command) are over.
+		for cmd, answered := range f.down {
+			if !answered {
+				delete(f.down, cmd)
+			}
+		}
 		if len(f.down) == 0 && f.failing.Swap(false) {
 			if f.logged {
 				f.log.Info("probe recovered", "after_failures", f.total, "last_error", f.last)
@@ -365,7 +383,7 @@ func (f *FaultLog) Observe(what string, err error, answered bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failing.Store(true)
-	f.down[what] = true
+	f.down[what] = answered
 	f.last = msg
 	f.total++
 	now := time.Now()

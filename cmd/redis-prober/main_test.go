@@ -265,6 +265,11 @@ func TestRunRedisDownAtStart(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// The first answered probe ends the outage: its recovery line is
+	// written as up turns 1 (it reaches the test through a pipe).
+	for !strings.Contains(p.stderr.String(), "probe recovered") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if _, err := p.stop(t); err != nil {
 		t.Errorf("exit: %v", err)
 	}

@@ -36,7 +36,7 @@ test-rules:
 
 .PHONY: fuzz test-fuzz soak
 # Every fuzz target as package:Name; go test -fuzz takes one target at a time.
-FUZZ_TARGETS := ./internal/resp:FuzzGuard ./prober:FuzzBurstCodec ./config:FuzzParse ./engine:FuzzParseAddr ./collector:FuzzParseInfo \
+FUZZ_TARGETS := ./internal/resp:FuzzGuard ./prober:FuzzBurstCodec ./collector:FuzzLabelValue ./internal/safetext:FuzzPrintable ./config:FuzzParse ./engine:FuzzParseAddr ./collector:FuzzParseInfo \
                 ./prober:FuzzParseCommands ./prober:FuzzNamespace ./prober:FuzzKeySpec ./prober:FuzzParseMix
 FUZZTIME ?= 60s
 

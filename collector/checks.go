@@ -464,7 +464,7 @@ func newCheckDescs(cl prometheus.Labels) checkDescs {
 			"1 when a tuning check passes at the given severity, 0 when it fails; absent while its input cannot be read (see redis_prober_check_unknown).",
 			[]string{"check", "severity"}, cl),
 		unknown: prometheus.NewDesc("redis_prober_check_unknown",
-			"1 when a tuning check cannot be evaluated because an input is not readable here (ACL, PID namespace, no /sys); never a failure.",
+			"1 when a tuning check cannot be evaluated because an input is not readable here (ACL, PID namespace, no /sys); never a failure. Absent for checks that were evaluated (see redis_prober_check_passed).",
 			[]string{"check"}, cl),
 	}
 }
@@ -476,9 +476,11 @@ func (d checkDescs) describe(ch chan<- *prometheus.Desc) {
 
 func (d checkDescs) emit(ch chan<- prometheus.Metric, results []Result) {
 	for _, r := range results {
-		unknown := r.Status == StatusUnknown
-		constMetric(ch, d.unknown, prometheus.GaugeValue, boolFloat(unknown), r.ID)
-		if unknown {
+		// Each check has one series: passed (by severity) when it was
+		// evaluated, unknown when it could not be (not a 0 beside every
+		// evaluated one: series per target are the budget).
+		if r.Status == StatusUnknown {
+			constMetric(ch, d.unknown, prometheus.GaugeValue, 1, r.ID)
 			continue
 		}
 		constMetric(ch, d.passed, prometheus.GaugeValue, boolFloat(r.Status != StatusFail), r.ID, string(r.Severity))

@@ -36,7 +36,7 @@ func (m *serverHistogram) Write(out *dto.Metric) error {
 }
 
 // newServerHistogram converts the server's cumulative power-of-two buckets.
-func newServerHistogram(desc *prometheus.Desc, ch CommandHistogram, labelValues ...string) prometheus.Metric {
+func newServerHistogram(desc *prometheus.Desc, ch CommandHistogram, classic bool, labelValues ...string) prometheus.Metric {
 	// Per power of two k (bound 2^k µs), the cumulative count of the last
 	// server bucket that rounds to k or below.
 	cumAt := map[int]uint64{}
@@ -59,7 +59,7 @@ func newServerHistogram(desc *prometheus.Desc, ch CommandHistogram, labelValues 
 		if c, ok := cumAt[k]; ok {
 			cum = c
 		}
-		if k <= classicMaxK {
+		if classic && k <= classicMaxK {
 			h.Bucket = append(h.Bucket, &dto.Bucket{
 				UpperBound:      proto.Float64(math.Ldexp(1, k) * 1e-6),
 				CumulativeCount: proto.Uint64(cum),

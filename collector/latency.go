@@ -210,10 +210,12 @@ func parseCommandStats(info Info) map[string]commandStat {
 // latencyDescs are the series of the latency collector.
 type latencyDescs struct {
 	last, max, ts, hist *prometheus.Desc
+	classic             bool // classic buckets on hist, beside the native ones
 }
 
-func newLatencyDescs(cl prometheus.Labels) latencyDescs {
+func newLatencyDescs(cl prometheus.Labels, classic bool) latencyDescs {
 	return latencyDescs{
+		classic: classic,
 		last: prometheus.NewDesc("redis_prober_server_latency_event_seconds",
 			"Latest latency spike the server recorded per event class (LATENCY LATEST; needs latency-monitor-threshold).",
 			[]string{"event"}, cl),
@@ -224,7 +226,7 @@ func newLatencyDescs(cl prometheus.Labels) latencyDescs {
 			"Unix time of the latest latency spike per event class (LATENCY LATEST).",
 			[]string{"event"}, cl),
 		hist: prometheus.NewDesc("redis_prober_server_latency_seconds",
-			"Time the server spent executing each probed command (LATENCY HISTOGRAM, Redis 7+): what Redis spent, beside what clients feel. Classic buckets at powers of two microseconds; native schema 0.",
+			"Time the server spent executing each probed command (LATENCY HISTOGRAM, Redis 7+): what Redis spent, beside what clients feel. Native schema 0; classic buckets at powers of two microseconds with --collector.server-latency.classic-buckets.",
 			[]string{"command"}, cl),
 	}
 }
@@ -243,7 +245,7 @@ func (d latencyDescs) emit(ch chan<- prometheus.Metric, events []LatencyEvent, h
 		constMetric(ch, d.ts, prometheus.GaugeValue, float64(e.Timestamp), e.Event)
 	}
 	for _, h := range hists {
-		ch <- newServerHistogram(d.hist, h, h.Command)
+		ch <- newServerHistogram(d.hist, h, d.classic, h.Command)
 	}
 }
 

@@ -2,6 +2,7 @@ package collector
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,7 +51,7 @@ func TestServerHistogramBuckets(t *testing.T) {
 	h.SumSeconds, h.SumExact = 0.123, true
 	desc := prometheus.NewDesc("x_seconds", "x", []string{"command"}, nil)
 	var m dto.Metric
-	if err := newServerHistogram(desc, h, "ping").Write(&m); err != nil {
+	if err := newServerHistogram(desc, h, true, "ping").Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	hist := m.GetHistogram()
@@ -91,9 +92,30 @@ func TestServerHistogramBuckets(t *testing.T) {
 	// Without commandstats the sum is estimated from bucket midpoints.
 	h.SumExact = false
 	m.Reset()
-	_ = newServerHistogram(desc, h, "ping").Write(&m)
+	_ = newServerHistogram(desc, h, true, "ping").Write(&m)
 	if s := m.GetHistogram().GetSampleSum(); s <= 0 || s > 79109*64e-6 {
 		t.Errorf("estimated sum %v", s)
+	}
+}
+
+// At default flags the server histogram is native only: the same native
+// buckets, no classic ones (22 series a command saved).
+func TestServerHistogramNativeOnly(t *testing.T) {
+	hs, _, _ := parseLatencyHistogram(capturedHistogram())
+	desc := prometheus.NewDesc("x_seconds", "x", []string{"command"}, nil)
+	var classic, native dto.Metric
+	if err := newServerHistogram(desc, hs[0], true, "ping").Write(&classic); err != nil {
+		t.Fatal(err)
+	}
+	if err := newServerHistogram(desc, hs[0], false, "ping").Write(&native); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(native.GetHistogram().GetBucket()); n != 0 {
+		t.Errorf("%d classic buckets without the flag", n)
+	}
+	c, n := classic.GetHistogram(), native.GetHistogram()
+	if !slices.Equal(c.GetPositiveDelta(), n.GetPositiveDelta()) || c.GetSampleCount() != n.GetSampleCount() || len(n.GetPositiveSpan()) != 1 {
+		t.Errorf("native part differs: %v vs %v", n, c)
 	}
 }
 

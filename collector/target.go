@@ -30,6 +30,10 @@ type TargetConfig struct {
 	// ok=false leaves the intrinsic_latency check unknown.
 	Intrinsic func() (d time.Duration, ok bool)
 	Log       *slog.Logger
+	// ServerClassicBuckets adds classic buckets to the server-side
+	// latency histogram (22 series a command) beside its native buckets,
+	// for a Prometheus that does not ingest native histograms.
+	ServerClassicBuckets bool
 }
 
 // Snapshot is what one refresh learned about a target.
@@ -93,7 +97,7 @@ func NewTarget(cfg TargetConfig, client Doer) *Target {
 		faults: newFaultLog(cfg.Log),
 		health: newHealthDescs(cl),
 		info:   newInfoDescs(cl),
-		lat:    newLatencyDescs(cl),
+		lat:    newLatencyDescs(cl, cfg.ServerClassicBuckets),
 		proc:   newProcessDescs(cl),
 		checks: newCheckDescs(cl),
 		fork: prometheus.NewHistogram(prometheus.HistogramOpts{

@@ -84,8 +84,18 @@ type Metrics struct {
 }
 
 // hostDelayBuckets are the classic buckets of the prober's own delays
-// (timer lateness, replies waiting to be read): 1µs to 100ms.
+// (timer lateness, the intrinsic sampler): 1µs to 100ms.
 var hostDelayBuckets = []float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1}
+
+// Fewer classic buckets where a series exists per node and its native
+// buckets carry the detail: a Prometheus without native histograms still
+// sees whether this host's delay is microseconds or milliseconds, and the
+// connect p90 against the 0.5 s alert line (series per target are the
+// budget, see docs/scaling.md).
+var (
+	clientDelayBuckets = []float64{.00001, .00005, .0001, .0005, .001, .005, .025}
+	connectBuckets     = []float64{.0005, .001, .0025, .005, .01, .025, .1, .25, .5, 1, 2.5}
+)
 
 // NewMetrics registers the prober's series on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -105,7 +115,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		connect: prometheus.NewHistogramVec(HistogramOpts(
 			"redis_prober_connect_latency_seconds",
 			"Dial, TLS, AUTH and the first PING reply on a fresh connection.",
-			LatencyBuckets), []string{"target", "node"}),
+			connectBuckets), []string{"target", "node"}),
 		connects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redis_prober_connects_total",
 			Help: "Connect probes by result (ok, error, timeout).",
@@ -125,7 +135,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		clientDelay: prometheus.NewHistogramVec(HistogramOpts(
 			"redis_prober_client_delay_seconds",
 			"How long each probe reply sat in this host's kernel before the prober read it (kernel RX stamp to read): this host's own delay, excluded from Redis latency.",
-			hostDelayBuckets), []string{"target", "node"}),
+			clientDelayBuckets), []string{"target", "node"}),
 		clock: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "redis_prober_probe_clock_info",
 			Help: "1 for the clock that times a node's probe latency: kernel (SO_TIMESTAMPING wire time) or user (the prober's own clock, where the kernel gives no stamps).",

@@ -44,6 +44,8 @@ func addCollectorRunFlags(g flagGroup) extension {
 	paths := addPathFlags(g)
 	interval := durationFlag(g, "collector.refresh-interval",
 		"How often the Redis-side collectors read INFO, LATENCY and CONFIG; scrapes read the cache and never call Redis.", "5s")
+	serverClassic := g.Flag("collector.server-latency.classic-buckets",
+		"Add classic buckets (22 series a probed command) to redis_prober_server_latency_seconds beside its native ones, for a Prometheus that does not ingest native histograms.").Bool()
 
 	return func(env extensionEnv) ([]engine.Service, error) {
 		if *interval < 100*time.Millisecond {
@@ -73,6 +75,7 @@ func addCollectorRunFlags(g flagGroup) extension {
 			paths:    paths.paths(),
 			enabled:  on,
 			interval: *interval,
+			classic:  *serverClassic,
 		}
 		if env.metrics != nil {
 			if m, ok := env.metrics.Intrinsic().(prometheus.Metric); ok {
@@ -93,6 +96,7 @@ type collectorService struct {
 	enabled   collector.Enabled
 	interval  time.Duration
 	intrinsic prometheus.Metric // the prober's intrinsic-latency histogram, if any
+	classic   bool              // classic buckets on the server-side latency histogram
 }
 
 var _ engine.Service = (*collectorService)(nil)
@@ -112,6 +116,7 @@ func (s *collectorService) RunTarget(ctx context.Context, t engine.Target, contr
 	}
 	cfg := collector.TargetConfig{
 		Name: t.Name, Node: t.Node, Commands: cmds, Paths: s.paths, Enabled: s.enabled, Log: log,
+		ServerClassicBuckets: s.classic,
 	}
 	if s.intrinsic != nil {
 		cfg.Intrinsic = newIntrinsicReader(s.intrinsic).worst

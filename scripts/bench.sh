@@ -3,37 +3,70 @@
 # throwaway local redis-server.
 #
 #  1. In alternating rounds (the machine drifts, so the clients take turns and
-#     we report medians and the spread), PING latency at RATE/s on one
-#     connection of:
-#       - the prober binary (--probe.commands=ping --probe.connections=1),
-#         read from the native histogram of its /metrics (bench/promhist);
+#     we report per round, then medians and the min-max spread), PING latency
+#     at RATE/s on one connection of:
+#       - the prober binary (--probe.commands=ping, one connection), read from
+#         the native histogram of its /metrics (bench/promhist): mean, p50,
+#         p99, p99.9; beside it, over the same window, its client-delay
+#         histogram (redis_prober_client_delay_seconds: kernel RX stamp to
+#         the prober's read; n/a when the prober does not export it), the
+#         clock it says it times with (redis_prober_probe_clock_info) and its
+#         clock fallbacks;
 #       - the C reference client bench/refclient (blocking socket, absolute
-#         pacing: the least any client can measure);
+#         pacing: the least any client can measure), both what its own clock
+#         reads (user space) and the kernel's wire time of the same requests
+#         (SO_TIMESTAMPING software TX -> RX stamps);
 #       - redis-benchmark -c 1 -P 1 -t ping (closed loop, as it prints it).
+#     Ratios prober/C and prober/wire per round and of the medians, beside
+#     the goals of issue 12.
 #  2. The prober's RSS and CPU at default settings (10 probes/s, ping,get,set).
 #  3. make bench-burst, when that target exists (SKIP_BURST=1 skips it).
 #
+# CONTENTION=1: redis-server is pinned to CPU 0 (taskset), every client to
+# CLIENT_CPU (default: the last CPU), and a busy loop runs on CLIENT_CPU beside
+# each client for its round only (bounded by timeout(1) and killed when the
+# round ends). The goal there is the prober's mean within 1.2x the wire time.
+#
 # Knobs (environment): ROUNDS (6), ROUND_SECONDS (25), RATE (100),
-# RESOURCE_SECONDS (30).
+# RESOURCE_SECONDS (30), SKIP_BURST, CONTENTION, CLIENT_CPU.
+# The exit code is 0 whether or not the goals are met: this is a measurement.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-6}
 ROUND_SECONDS=${ROUND_SECONDS:-25}
 RATE=${RATE:-100}
 RESOURCE_SECONDS=${RESOURCE_SECONDS:-30}
+CONTENTION=${CONTENTION:-}
+[ "$CONTENTION" = 0 ] && CONTENTION=
 WARMUP_SECONDS=3
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GO=${GO:-go}
-for tool in redis-server redis-benchmark cc curl "$GO"; do
-	command -v "$tool" >/dev/null || { echo "bench: $tool not found (apt-get install redis-server redis-tools gcc)" >&2; exit 1; }
+tools="redis-server redis-benchmark cc curl $GO"
+[ -n "$CONTENTION" ] && tools="$tools taskset timeout"
+for tool in $tools; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool not found (apt-get install redis-server redis-tools gcc util-linux)" >&2; exit 1; }
 done
+((ROUNDS >= 1 && ROUND_SECONDS >= 1)) || { echo "bench: ROUNDS and ROUND_SECONDS must be at least 1" >&2; exit 2; }
+
+NCPU=$(nproc)
+CLIENT_CPU=${CLIENT_CPU:-$((NCPU - 1))}
+if [ -n "$CONTENTION" ] && ((NCPU < 2)); then
+	echo "bench: CONTENTION=1 wants 2 CPUs (Redis on CPU 0, the clients on another); this host has $NCPU" >&2
+	exit 2
+fi
+if [ -n "$CONTENTION" ] && ((CLIENT_CPU == 0)); then
+	echo "bench: CLIENT_CPU must not be 0 (Redis is pinned there)" >&2
+	exit 2
+fi
 
 TMP=$(mktemp -d)
-REDIS_PID="" PROBER_PID=""
+REDIS_PID="" PROBER_PID="" BUSY_PID=""
 cleanup() {
-	[ -n "$PROBER_PID" ] && kill "$PROBER_PID" 2>/dev/null && wait "$PROBER_PID" 2>/dev/null
-	[ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null
+	trap - EXIT INT TERM
+	if [ -n "$BUSY_PID" ]; then kill "$BUSY_PID" 2>/dev/null || true; wait "$BUSY_PID" 2>/dev/null || true; fi
+	if [ -n "$PROBER_PID" ]; then kill "$PROBER_PID" 2>/dev/null || true; wait "$PROBER_PID" 2>/dev/null || true; fi
+	if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; fi
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -47,19 +80,57 @@ echo "== building (prober, promhist, refclient) into $TMP"
 (cd "$ROOT" && "$GO" build -o "$TMP/promhist" ./bench/promhist)
 cc -O2 -Wall -o "$TMP/refclient" "$ROOT/bench/refclient/refclient.c"
 
+# With CONTENTION, ON_REDIS / ON_CLIENT pin a command to its CPU (arrays, not
+# functions: a function run with & would hide the command's pid in a subshell).
+ON_REDIS=() ON_CLIENT=()
+[ -n "$CONTENTION" ] && ON_REDIS=(taskset -c 0) ON_CLIENT=(taskset -c "$CLIENT_CPU")
+# busy_start SECONDS / busy_stop: a spinning shell on the client's CPU,
+# bounded by timeout(1) even if this script is killed -9.
+busy_start() {
+	[ -n "$CONTENTION" ] || return 0
+	timeout "$1" taskset -c "$CLIENT_CPU" sh -c 'while :; do :; done' &
+	BUSY_PID=$!
+}
+busy_stop() {
+	[ -n "$BUSY_PID" ] || return 0
+	kill "$BUSY_PID" 2>/dev/null || true
+	wait "$BUSY_PID" 2>/dev/null || true
+	BUSY_PID=""
+}
+
 REDIS_PORT=$(free_port)
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+"${ON_REDIS[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
 	--dir "$TMP" --logfile "$TMP/redis.log" >/dev/null &
 REDIS_PID=$!
 wait_listening "$REDIS_PORT" || { echo "bench: redis-server did not start:" >&2; cat "$TMP/redis.log" >&2; exit 1; }
-WEB_PORT=$(free_port)
+WEB_PORT="" METRICS=""
 
-start_prober() { # extra flags...
-	"$TMP/redis-prober" --redis.addr="127.0.0.1:$REDIS_PORT" \
-		--web.listen-address="127.0.0.1:$WEB_PORT" --log.level=warn "$@" \
-		>>"$TMP/prober.log" 2>&1 &
-	PROBER_PID=$!
-	wait_listening "$WEB_PORT" || { echo "bench: prober did not start:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
+# One probe connection: the flag, while the prober still has it.
+ONE_CONN=()
+"$TMP/redis-prober" --help 2>&1 | grep -q -- '--probe.connections' && ONE_CONN=(--probe.connections=1)
+
+# start_prober FLAGS...: on a fresh port each time (the host is shared: a
+# port free a minute ago may not be now); up to 3 tries when the prober is
+# gone once something listens there (someone else took the port).
+start_prober() {
+	local try
+	for try in 1 2 3; do
+		WEB_PORT=$(free_port)
+		METRICS=http://127.0.0.1:$WEB_PORT/metrics
+		"${ON_CLIENT[@]}" "$TMP/redis-prober" --redis.addr="127.0.0.1:$REDIS_PORT" \
+			--web.listen-address="127.0.0.1:$WEB_PORT" --log.level=warn "$@" \
+			>>"$TMP/prober.log" 2>&1 &
+		PROBER_PID=$!
+		if wait_listening "$WEB_PORT" && kill -0 "$PROBER_PID" 2>/dev/null; then
+			sleep 0.2
+			kill -0 "$PROBER_PID" 2>/dev/null && return 0
+		fi
+		kill "$PROBER_PID" 2>/dev/null || true
+		wait "$PROBER_PID" 2>/dev/null || true
+		PROBER_PID=""
+		grep -q 'address already in use' "$TMP/prober.log" || break
+	done
+	echo "bench: prober did not start:" >&2; cat "$TMP/prober.log" >&2; exit 1
 }
 stop_prober() {
 	kill "$PROBER_PID" && wait "$PROBER_PID" || true
@@ -68,75 +139,132 @@ stop_prober() {
 
 # kv KEY LINE: the value of KEY=value in LINE.
 kv() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+# msum NAME FILTER FILE: the sum of NAME's samples whose line holds FILTER.
+msum() { awk -v n="$1" -v f="$2" '$1 ~ "^"n"([{]|$)" && index($0, f) {s += $NF} END {printf "%.0f\n", s}' "$3"; }
 
 samples=$((RATE * ROUND_SECONDS))
-echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs, $(redis-server --version | cut -d' ' -f3), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "== $ROUNDS rounds of ${ROUND_SECONDS}s, PING at $RATE/s on one connection, redis 127.0.0.1:$REDIS_PORT"
-: >"$TMP/prober.txt" ; : >"$TMP/c.txt" ; : >"$TMP/rb.txt"
+mode="quiet (no pinning)"
+[ -n "$CONTENTION" ] && mode="CONTENTION: redis-server on CPU 0, clients on CPU $CLIENT_CPU with a busy loop beside each"
+echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $NCPU CPUs, $(redis-server --version | cut -d' ' -f3), load average at the start $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "== $ROUNDS rounds of ${ROUND_SECONDS}s, PING at $RATE/s on one connection, redis 127.0.0.1:$REDIS_PORT; $mode"
+: >"$TMP/prober.txt"; : >"$TMP/delay.txt"; : >"$TMP/c.txt"; : >"$TMP/rb.txt"
 run_prober_round() {
-	start_prober --probe.commands=ping --probe.rate="$RATE" --probe.connections=1
+	busy_start $((WARMUP_SECONDS + ROUND_SECONDS + 10))
+	start_prober --probe.commands=ping --probe.rate="$RATE" "${ONE_CONN[@]}"
 	sleep "$WARMUP_SECONDS"
-	local out
-	out=$("$TMP/promhist" -url "http://127.0.0.1:$WEB_PORT/metrics" -for "${ROUND_SECONDS}s" \
-		-match command=ping,phase=probe)
+	curl -fsS -o "$TMP/m0.txt" "$METRICS" || : >"$TMP/m0.txt"
+	# Latency and client delay over the same window: two readers side by side.
+	"$TMP/promhist" -url "$METRICS" -metric redis_prober_client_delay_seconds -match "" \
+		-for "${ROUND_SECONDS}s" >"$TMP/delay.out" 2>"$TMP/delay.err" &
+	local dpid=$! out delay
+	out=$("$TMP/promhist" -url "$METRICS" -for "${ROUND_SECONDS}s" -match command=ping,phase=probe)
+	wait "$dpid" && delay=$(cat "$TMP/delay.out") || delay="n/a ($(head -c 120 "$TMP/delay.err" | tr '\n' ' '))"
 	# The numbers must come from our prober, all of them answered: a
 	# prober that died (and something else on its port) or a Redis that
 	# went away would make them meaningless.
 	kill -0 "$PROBER_PID" 2>/dev/null || { echo "bench: the prober exited during round $1:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
-	local n errs
-	n=$(kv samples "$out")
-	errs=$(curl -fsS "http://127.0.0.1:$WEB_PORT/metrics" | awk '/^redis_prober_requests_total/ && /command="ping"/ && !/result="ok"/ {s += $NF} END {print s + 0}')
+	curl -fsS -o "$TMP/m1.txt" "$METRICS"
 	stop_prober
+	busy_stop
+	local n errs clock fb
+	n=$(kv samples "$out")
+	errs=$(awk '/^redis_prober_requests_total/ && /command="ping"/ && !/result="ok"/ {s += $NF} END {print s + 0}' "$TMP/m1.txt")
+	clock=$(sed -n 's/^redis_prober_probe_clock_info{.*clock="\([^"]*\)".*} 1$/\1/p' "$TMP/m1.txt" | sort -u | paste -sd, -)
+	if grep -q '^redis_prober_clock_fallbacks_total' "$TMP/m1.txt"; then
+		fb=$(($(msum redis_prober_clock_fallbacks_total "" "$TMP/m1.txt") - $(msum redis_prober_clock_fallbacks_total "" "$TMP/m0.txt")))
+	else fb=n/a; fi
 	if ((n < samples * 9 / 10)) || [ "$errs" != 0 ]; then
 		echo "bench: round $1 got $n samples (want about $samples) and $errs failed requests" >&2; exit 1
 	fi
-	echo "$out" >>"$TMP/prober.txt"
-	printf '  round %d prober     %s\n' "$1" "$out"
+	echo "$out clock=${clock:-n/a} clock_fallbacks=$fb" >>"$TMP/prober.txt"
+	echo "$delay" >>"$TMP/delay.txt"
+	printf '  round %d prober        %s clock=%s clock_fallbacks=%s\n' "$1" "$out" "${clock:-n/a}" "$fb"
+	printf '  round %d client delay  %s\n' "$1" "$delay"
 }
 run_c_round() {
 	local out
-	out=$("$TMP/refclient" 127.0.0.1 "$REDIS_PORT" "$samples" "$RATE" $((RATE * WARMUP_SECONDS)))
+	busy_start $((WARMUP_SECONDS + ROUND_SECONDS + 10))
+	out=$("${ON_CLIENT[@]}" "$TMP/refclient" 127.0.0.1 "$REDIS_PORT" "$samples" "$RATE" $((RATE * WARMUP_SECONDS)))
+	busy_stop
 	echo "$out" >>"$TMP/c.txt"
-	printf '  round %d refclient  %s\n' "$1" "$out"
+	printf '  round %d refclient     %s\n' "$1" "$out"
+}
+# ratio A B: A/B to two places, "-" when either is missing or B is 0.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b}'; }
+round_ratios() {
+	local p c
+	p=$(sed -n "${1}p" "$TMP/prober.txt") c=$(sed -n "${1}p" "$TMP/c.txt")
+	printf '  round %d ratios        prober/C mean %s p50 %s p99 %s p99.9 %s | prober/wire mean %s p50 %s p99 %s p99.9 %s\n' "$1" \
+		"$(ratio "$(kv mean_us "$p")" "$(kv mean_us "$c")")" "$(ratio "$(kv p50_us "$p")" "$(kv p50_us "$c")")" \
+		"$(ratio "$(kv p99_us "$p")" "$(kv p99_us "$c")")" "$(ratio "$(kv p999_us "$p")" "$(kv p999_us "$c")")" \
+		"$(ratio "$(kv mean_us "$p")" "$(kv wire_mean_us "$c")")" "$(ratio "$(kv p50_us "$p")" "$(kv wire_p50_us "$c")")" \
+		"$(ratio "$(kv p99_us "$p")" "$(kv wire_p99_us "$c")")" "$(ratio "$(kv p999_us "$p")" "$(kv wire_p999_us "$c")")"
 }
 for r in $(seq "$ROUNDS"); do
 	if ((r % 2)); then run_prober_round "$r"; run_c_round "$r"
 	else run_c_round "$r"; run_prober_round "$r"; fi
+	round_ratios "$r"
 	# closed loop, back to back: what a busy client on a warm CPU sees
-	line=$(redis-benchmark -p "$REDIS_PORT" -c 1 -P 1 -t ping -n 20000 --csv | grep PING_MBULK | tr -d '"')
+	busy_start 60
+	line=$("${ON_CLIENT[@]}" redis-benchmark -p "$REDIS_PORT" -c 1 -P 1 -t ping -n 20000 --csv | grep PING_MBULK | tr -d '"')
+	busy_stop
 	echo "$line" >>"$TMP/rb.txt"
 	printf '  round %d redis-benchmark %s\n' "$r" "$line"
 done
 
-# stats FILE KEY: "median (min-max)" of KEY over the rounds.
+# vals FILE KEY: KEY's values over the rounds, one a line (rounds without it
+# left out).
+vals() { while read -r l; do kv "$2" "$l"; done <"$1" | grep -E '^[0-9.eE+-]+$' || true; }
+# med: the median of numbers on stdin; stats: "median (min-max)".
+med() { sort -g | awk '{v[NR]=$1} END {if (NR) print NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 stats() {
-	local vals
-	vals=$(while read -r l; do kv "$2" "$l"; done <"$1" | sort -g)
-	awk '{v[NR]=$1} END {m = NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2;
-		printf "%7.1f (%s-%s)", m, v[1], v[NR]}' <<<"$vals"
-}
-median() {
-	local vals
-	vals=$(while read -r l; do kv "$2" "$l"; done <"$1" | sort -g)
-	awk '{v[NR]=$1} END {print NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}' <<<"$vals"
+	sort -g | awk '{v[NR]=$1} END {if (!NR) {print "n/a"; exit}
+		m = NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2; printf "%.1f (%s-%s)", m, v[1], v[NR]}'
 }
 # redis-benchmark csv: test,rps,avg,min,p50,p95,p99,max (ms)
-rbstat() {
-	cut -d, -f"$1" "$TMP/rb.txt" | sort -g |
-		awk '{v[NR]=$1*1000} END {m = NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2;
-			printf "%7.1f (%s-%s)", m, v[1], v[NR]}'
+rbstat() { cut -d, -f"$1" "$TMP/rb.txt" | awk '{print $1 * 1000}' | stats; }
+row() { # LABEL FILE PREFIX
+	printf '%-36s %-22s %-22s %-22s %-22s\n' "$1" "$(vals "$2" "${3}mean_us" | stats)" "$(vals "$2" "${3}p50_us" | stats)" \
+		"$(vals "$2" "${3}p99_us" | stats)" "$(vals "$2" "${3}p999_us" | stats)"
 }
 
 echo
 echo "PING latency in µs, median of $ROUNDS rounds (min-max)"
-printf '%-34s %-24s %-24s %-24s\n' client mean p50 p99
-printf '%-34s %-24s %-24s %-24s\n' "redis-prober ($RATE/s, native hist)" \
-	"$(stats "$TMP/prober.txt" mean_us)" "$(stats "$TMP/prober.txt" p50_us)" "$(stats "$TMP/prober.txt" p99_us)"
-printf '%-34s %-24s %-24s %-24s\n' "refclient.c ($RATE/s, exact)" \
-	"$(stats "$TMP/c.txt" mean_us)" "$(stats "$TMP/c.txt" p50_us)" "$(stats "$TMP/c.txt" p99_us)"
-printf '%-34s %-24s %-24s %-24s\n' "redis-benchmark -c1 -P1 (closed)" "$(rbstat 3)" "$(rbstat 5)" "$(rbstat 7)"
-ratio() { awk -v a="$(median "$TMP/prober.txt" "$1")" -v b="$(median "$TMP/c.txt" "$1")" 'BEGIN {printf "%.2f", a/b}'; }
-echo "ratio prober/C (medians): mean $(ratio mean_us)  p50 $(ratio p50_us)  p99 $(ratio p99_us)   (goal ≤ 1.15, bar 1.5)"
+printf '%-36s %-22s %-22s %-22s %-22s\n' client mean p50 p99 p99.9
+row "redis-prober ($RATE/s, native hist)" "$TMP/prober.txt" ""
+row "refclient.c user space (exact)" "$TMP/c.txt" ""
+row "refclient.c kernel wire time (exact)" "$TMP/c.txt" wire_
+printf '%-36s %-22s %-22s %-22s %-22s\n' "redis-benchmark -c1 -P1 (closed)" "$(rbstat 3)" "$(rbstat 5)" "$(rbstat 7)" "-"
+row "prober client delay (RX -> read)" "$TMP/delay.txt" ""
+echo "prober clock: $(sed -n 's/.* clock=\([^ ]*\).*/\1/p' "$TMP/prober.txt" | sort -u | paste -sd, -);" \
+	"clock fallbacks per round: $(sed -n 's/.* clock_fallbacks=\([^ ]*\).*/\1/p' "$TMP/prober.txt" | paste -sd' ' -);" \
+	"refclient wire fallbacks per round: $(vals "$TMP/c.txt" wire_fallbacks | paste -sd' ' -) of $samples"
+
+# goal KEY_P KEY_C GOAL LABEL: the ratio of the medians, the min-max of the
+# per-round ratios, and the verdict.
+goal() {
+	local mp mc per
+	mp=$(vals "$TMP/prober.txt" "$1" | med) mc=$(vals "$TMP/c.txt" "$2" | med)
+	per=$(paste -d' ' <(vals "$TMP/prober.txt" "$1") <(vals "$TMP/c.txt" "$2") |
+		awk '$2 > 0 {print $1 / $2}' | sort -g | awk '{v[NR]=$1} END {if (NR) printf "%.2f-%.2f", v[1], v[NR]}')
+	awk -v a="$mp" -v b="$mc" -v g="$3" -v l="$4" -v per="$per" 'BEGIN {
+		if (a == "" || b == "" || b + 0 == 0) {printf "  %-22s n/a\n", l; exit}
+		r = a / b; printf "  %-22s %.2f  (rounds %s)  goal <= %.1f: %s\n", l, r, per, g, r <= g ? "ok" : "MISSED"}'
+}
+echo
+echo "ratios of the medians (per-round min-max), issue 12 goals:"
+if [ -n "$CONTENTION" ]; then
+	goal mean_us wire_mean_us 1.2 "prober/wire mean"
+	echo "  (quiet-host goals, for reference under contention:)"
+fi
+goal mean_us mean_us 1.0 "prober/C mean"
+goal p50_us p50_us 1.0 "prober/C p50"
+goal p99_us p99_us 1.0 "prober/C p99"
+goal p999_us p999_us 1.2 "prober/C p99.9"
+[ -z "$CONTENTION" ] && goal mean_us wire_mean_us 1.1 "prober/wire mean"
+goal p50_us wire_p50_us 1.1 "prober/wire p50"
+goal p99_us wire_p99_us 1.1 "prober/wire p99"
+goal p999_us wire_p999_us 1.2 "prober/wire p99.9"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the host moves these figures; compare within one run)"
 
 echo
@@ -144,7 +272,7 @@ echo "== resources at default settings (10 probes/s, ping,get,set) over ${RESOUR
 start_prober
 sleep "$WARMUP_SECONDS"
 hz=$(getconf CLK_TCK)
-ticks() { awk '{print $14 + $15}' "/proc/$PROBER_PID/stat"; }
+ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$PROBER_PID/stat"; }
 t0=$(ticks) w0=$(date +%s.%N)
 sleep "$RESOURCE_SECONDS"
 t1=$(ticks) w1=$(date +%s.%N)

@@ -3,12 +3,16 @@
 # listening PORT: something accepts connections on 127.0.0.1:PORT.
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# free_port: a loopback port nothing listens on (there is a race between
-# this and the bind; the scripts check their servers came up).
+# free_port: a loopback port nothing listens on, outside the kernel's
+# ephemeral range (so an outgoing connection cannot hold it between this and
+# the bind). There is still a race with other processes; the scripts check
+# their servers came up.
 free_port() {
-	local p
+	local p lo=32768 hi=60999 base span
+	read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+	if ((lo > 11000)); then base=10000 span=$((lo - 10000)); else base=$((hi + 1)) span=$((65535 - hi)); fi
 	for _ in $(seq 100); do
-		p=$((20000 + RANDOM % 40000))
+		p=$((base + (RANDOM * 32768 + RANDOM) % span))
 		listening "$p" || { echo "$p"; return; }
 	done
 	echo "$(basename "$0"): no free port" >&2

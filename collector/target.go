@@ -34,6 +34,9 @@ type TargetConfig struct {
 	// latency histogram (22 series a command) beside its native buckets,
 	// for a Prometheus that does not ingest native histograms.
 	ServerClassicBuckets bool
+	// Processes, when set, shares /proc reads of one redis-server between
+	// the targets that name it.
+	Processes *ProcessCache
 }
 
 // Snapshot is what one refresh learned about a target.
@@ -202,7 +205,7 @@ func (t *Target) Refresh(ctx context.Context) {
 	if on["process"] || on["checks"] {
 		start = time.Now()
 		if procErr = infoErr; procErr == nil {
-			s.Process, procErr = ReadProcess(t.cfg.Paths, IdentityFromInfo(s.Info))
+			s.Process, procErr = t.cfg.Processes.Read(t.cfg.Paths, IdentityFromInfo(s.Info), start)
 		}
 		record("process", start, procErr)
 	}

@@ -76,6 +76,9 @@ func addCollectorRunFlags(g flagGroup) extension {
 			enabled:  on,
 			interval: *interval,
 			classic:  *serverClassic,
+			// Half an interval: every target's refresh within it reads
+			// the same process once.
+			processes: collector.NewProcessCache(*interval / 2),
 		}
 		if env.metrics != nil {
 			if m, ok := env.metrics.Intrinsic().(prometheus.Metric); ok {
@@ -97,6 +100,7 @@ type collectorService struct {
 	interval  time.Duration
 	intrinsic prometheus.Metric // the prober's intrinsic-latency histogram, if any
 	classic   bool              // classic buckets on the server-side latency histogram
+	processes *collector.ProcessCache
 }
 
 var _ engine.Service = (*collectorService)(nil)
@@ -116,7 +120,7 @@ func (s *collectorService) RunTarget(ctx context.Context, t engine.Target, contr
 	}
 	cfg := collector.TargetConfig{
 		Name: t.Name, Node: t.Node, Commands: cmds, Paths: s.paths, Enabled: s.enabled, Log: log,
-		ServerClassicBuckets: s.classic,
+		ServerClassicBuckets: s.classic, Processes: s.processes,
 	}
 	if s.intrinsic != nil {
 		cfg.Intrinsic = newIntrinsicReader(s.intrinsic).worst

@@ -9,20 +9,30 @@
 #   - CPU % of one core: utime+stime from /proc/<pid>/stat over the window;
 #   - RSS (VmRSS at the end, VmHWM the peak), threads (/proc/<pid>/status);
 #   - goroutines (go_goroutines from /metrics);
-#   - probes delivered over the window versus TARGETS*RATE*SCALE_SECONDS,
-#     and timeouts/errors, so a prober that fell behind cannot look cheap;
+#   - the schedule delivered: probe requests counted
+#     (redis_prober_requests_total{phase="probe"}) / (TARGETS * RATE * the
+#     time between the two scrapes that bracket the window, each dated at
+#     the midpoint of its gathering: request sent to first byte), and
+#     timeouts/errors, so a prober that fell behind cannot look cheap;
 #   - wake-ups: voluntary context switches of all threads over the window;
-# then, after the window, SCRAPES scrapes of /metrics: size in bytes (text
-# format), series, series per target, median scrape time (curl time_total)
-# and the CPU one scrape costs.
+# then, after the window, SCRAPES scrapes of /metrics in each format, the
+# protobuf one Prometheus asks for (Accept:
+# application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited)
+# and text: size in bytes, series, series per target, median scrape time
+# (curl time_total), failed scrapes (a 503 counts) and the CPU one scrape
+# costs.
 #
-# Goals (issue 6): <= 25 % of one core, <= 150 MiB RSS, scrape <= 100 ms.
+# Goals (issue 12): at 1000 targets <= 25 % of one core, <= 200 MiB RSS,
+# median protobuf scrape <= 200 ms, >= 0.999 of the schedule delivered, no
+# timeouts or errors; at 200 targets (and below) <= 8 % of one core.
 # The exit code is 0 whether or not the goals are met: this is a measurement.
+# The whole run is bounded (LIMIT_SECONDS, default warm-up + window + 300 s);
+# every process it started is stopped on any exit.
 #
-# Knobs (environment): TARGETS (200), SERVERS (4), RATE (10),
-# SCALE_SECONDS (60), WARMUP_SECONDS (15), SCRAPES (9), BURST_INTERVAL (0:
-# bursts off, they have their own section), PROBER_FLAGS (extra flags, e.g.
-# "--probe.connections=1"), KEEP (1: keep the work dir).
+# Knobs (environment or make variables): TARGETS (200), SERVERS (4), RATE
+# (10), SCALE_SECONDS (60), WARMUP_SECONDS (15), SCRAPES (9), BURST_INTERVAL
+# (0: bursts off, they have their own section), PROBER_FLAGS (extra flags),
+# LIMIT_SECONDS, KEEP (1: keep the work dir).
 set -euo pipefail
 
 TARGETS=${TARGETS:-200}
@@ -34,28 +44,41 @@ SCRAPES=${SCRAPES:-9}
 BURST_INTERVAL=${BURST_INTERVAL:-0}
 PROBER_FLAGS=${PROBER_FLAGS:-}
 KEEP=${KEEP:-0}
+LIMIT_SECONDS=${LIMIT_SECONDS:-$((WARMUP_SECONDS + SCALE_SECONDS + 300))}
+PROTO_ACCEPT='application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited'
+SCRAPE_TIMEOUT=30
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GO=${GO:-go}
 for tool in redis-server redis-cli curl awk "$GO"; do
 	command -v "$tool" >/dev/null || { echo "bench-scale: $tool not found (apt-get install redis-server redis-tools curl)" >&2; exit 1; }
 done
-((TARGETS >= 1 && SERVERS >= 1 && SCALE_SECONDS >= 1)) || { echo "bench-scale: TARGETS, SERVERS and SCALE_SECONDS must be at least 1" >&2; exit 2; }
+((TARGETS >= 1 && SERVERS >= 1 && SCALE_SECONDS >= 1 && SCRAPES >= 1)) ||
+	{ echo "bench-scale: TARGETS, SERVERS, SCALE_SECONDS and SCRAPES must be at least 1" >&2; exit 2; }
+
+# shellcheck source=lib.sh
+. "$ROOT/scripts/lib.sh"
 
 TMP=$(mktemp -d)
-REDIS_PIDS=() PROBER_PID=""
+REDIS_PIDS=() PROBER_PID="" WATCHDOG_PID=""
 cleanup() {
 	trap - EXIT INT TERM
+	[ -n "$WATCHDOG_PID" ] && { kill "$WATCHDOG_PID" 2>/dev/null || true; }
 	# The prober first, so it deletes its keys; then the servers.
-	if [ -n "$PROBER_PID" ]; then kill "$PROBER_PID" 2>/dev/null || true; wait "$PROBER_PID" 2>/dev/null || true; fi
-	for p in "${REDIS_PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	stop_pid "$PROBER_PID" 15
+	for p in "${REDIS_PIDS[@]}"; do stop_pid "$p" 10; done
 	if [ "$KEEP" = 1 ]; then echo "work dir kept: $TMP" >&2; else rm -rf "$TMP"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# shellcheck source=lib.sh
-. "$ROOT/scripts/lib.sh"
+# The watchdog: past LIMIT_SECONDS the script is told to stop (and cleans up).
+(
+	for ((i = 0; i < LIMIT_SECONDS; i++)); do sleep 1; done
+	echo "bench-scale: over LIMIT_SECONDS=$LIMIT_SECONDS, stopping" >&2
+	kill -TERM $$
+) &
+WATCHDOG_PID=$!
 
 echo "== building the prober into $TMP"
 (cd "$ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -o "$TMP/redis-prober" ./cmd/redis-prober)
@@ -67,7 +90,8 @@ for i in $(seq "$SERVERS"); do
 	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 		--dir "$TMP/redis$i" --logfile "$TMP/redis$i/redis.log" >/dev/null &
 	REDIS_PIDS+=($!)
-	wait_listening "$port" || { echo "bench-scale: redis-server $i did not start:" >&2; cat "$TMP/redis$i/redis.log" >&2; exit 1; }
+	wait_listening "$port" && kill -0 "${REDIS_PIDS[-1]}" 2>/dev/null ||
+		{ echo "bench-scale: redis-server $i did not start:" >&2; cat "$TMP/redis$i/redis.log" >&2; exit 1; }
 	PORTS+=("$port")
 done
 
@@ -90,7 +114,8 @@ WEB_PORT=$(free_port)
 "$TMP/redis-prober" --config.file="$CONFIG" --web.listen-address="127.0.0.1:$WEB_PORT" \
 	--log.level=warn --burst.interval="$BURST_INTERVAL" $PROBER_FLAGS >"$TMP/prober.log" 2>&1 &
 PROBER_PID=$!
-wait_listening "$WEB_PORT" || { echo "bench-scale: prober did not start:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
+wait_listening "$WEB_PORT" && kill -0 "$PROBER_PID" 2>/dev/null ||
+	{ echo "bench-scale: prober did not start:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
 METRICS=http://127.0.0.1:$WEB_PORT/metrics
 
 TCK=$(getconf CLK_TCK)
@@ -101,25 +126,55 @@ status_kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$PROBER_PID/status"; }
 wakeups() { cat /proc/"$PROBER_PID"/task/*/status 2>/dev/null | awk '$1 == "voluntary_ctxt_switches:" {s += $2} END {print s + 0}'; }
 # metric NAME FILTER FILE: the sum of NAME's samples whose line holds FILTER.
 metric() { awk -v n="$1" -v f="$2" '$1 ~ "^"n"([{]|$)" && index($0, f) {s += $NF} END {printf "%.0f\n", s}' "$3"; }
-scrape_to() { curl -sf -o "$1" "$METRICS"; }
+now() { date +%s.%N; }
+# scrape_to FILE: a text scrape; prints when the counters in it were read:
+# the prober gathers every metric before it sends the first byte, so the
+# midpoint of [request sent, first byte] (curl time_starttransfer). A failed
+# scrape leaves FILE empty.
+scrape_to() {
+	local a ttfb
+	a=$(now)
+	ttfb=$(curl -sf -m "$SCRAPE_TIMEOUT" -o "$1" -w '%{time_starttransfer}' "$METRICS") || { : >"$1"; ttfb=0; }
+	awk -v a="$a" -v t="$ttfb" 'BEGIN {printf "%.4f\n", a + t / 2}'
+}
+# scrapes FORMAT N: N scrapes, one "http_code time_total size" line each.
+scrapes() {
+	local accept=() out=/dev/null
+	[ "$1" = proto ] && accept=(-H "Accept: $PROTO_ACCEPT")
+	[ "$1" = text ] && out=$TMP/scrape.txt
+	for _ in $(seq "$2"); do
+		curl -s -m "$SCRAPE_TIMEOUT" "${accept[@]}" -o "$out" -w '%{http_code} %{time_total} %{size_download}\n' "$METRICS" || true
+	done
+}
+# median of column 2 (ms) over the lines with code 200; "n/a" when none.
+scrape_median() { awk '$1 == 200 {print $2}' "$1" | sort -g | awk '{v[NR]=$1} END {if (!NR) {print "n/a"; exit}
+	printf "%.1f", 1000 * (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+scrape_max() { awk '$1 == 200 {print $2}' "$1" | sort -g | tail -1 | awk '{printf "%.1f", 1000 * $1} END {if (!NR) print "n/a"}'; }
+scrape_fails() { awk '$1 != 200' "$1" | wc -l; }
+scrape_size() { awk '$1 == 200 {s = $3} END {print s + 0}' "$1"; }
 
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs, $(redis-server --version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== $TARGETS targets over $SERVERS redis-servers (ports ${PORTS[*]}), $RATE probes/s each, flags: --burst.interval=$BURST_INTERVAL $PROBER_FLAGS"
-echo "== warm-up ${WARMUP_SECONDS}s (start-up, first INFO reads and key seeding are not measured)"
+echo "== warm-up ${WARMUP_SECONDS}s (start-up, first INFO reads and key seeding are not measured), window ${SCALE_SECONDS}s"
 sleep "$WARMUP_SECONDS"
+kill -0 "$PROBER_PID" 2>/dev/null || { echo "bench-scale: the prober exited:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
 
-scrape_to "$TMP/m0.txt"
-t0=$(date +%s.%N) c0=$(cpu_ticks) w0=$(wakeups)
+m0_at=$(scrape_to "$TMP/m0.txt")
+t0=$(now) c0=$(cpu_ticks) w0=$(wakeups)
 peak_threads=0
 end=$(($(date +%s) + SCALE_SECONDS))
 while (($(date +%s) < end)); do
+	kill -0 "$PROBER_PID" 2>/dev/null || { echo "bench-scale: the prober exited:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
 	th=$(status_kb Threads)
 	((th > peak_threads)) && peak_threads=$th
 	sleep 1
 done
-t1=$(date +%s.%N) c1=$(cpu_ticks) w1=$(wakeups)
-scrape_to "$TMP/m1.txt"
+t1=$(now) c1=$(cpu_ticks) w1=$(wakeups)
+m1_at=$(scrape_to "$TMP/m1.txt")
 rss_kb=$(status_kb VmRSS) hwm_kb=$(status_kb VmHWM) threads=$(status_kb Threads)
+if [ ! -s "$TMP/m0.txt" ] || [ ! -s "$TMP/m1.txt" ]; then
+	echo "bench-scale: a scrape bracketing the window failed (503 or timeout): no delivered, goroutine or error figures" >&2
+fi
 goroutines=$(metric go_goroutines "" "$TMP/m1.txt")
 heap=$(metric go_memstats_heap_inuse_bytes "" "$TMP/m1.txt")
 stacks=$(metric go_memstats_stack_inuse_bytes "" "$TMP/m1.txt")
@@ -130,44 +185,57 @@ bad1=$(metric redis_prober_requests_total 'result="timeout"' "$TMP/m1.txt")
 err0=$(metric redis_prober_requests_total 'result="error"' "$TMP/m0.txt")
 err1=$(metric redis_prober_requests_total 'result="error"' "$TMP/m1.txt")
 up=$(metric redis_prober_up "" "$TMP/m1.txt")
+clocks=$(sed -n 's/^redis_prober_probe_clock_info{.*clock="\([^"]*\)".*} 1$/\1/p' "$TMP/m1.txt" | sort | uniq -c | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')
 
 # Scrapes after the window, so the CPU figure above is the probing alone.
-: >"$TMP/scrape-times"
-s_t0=$(date +%s.%N) s_c0=$(cpu_ticks)
-for _ in $(seq "$SCRAPES"); do
-	curl -sf -o "$TMP/scrape.txt" -w '%{time_total}\n' "$METRICS" >>"$TMP/scrape-times"
-done
-s_t1=$(date +%s.%N) s_c1=$(cpu_ticks)
-size=$(wc -c <"$TMP/scrape.txt")
-series=$(grep -vc '^#' "$TMP/scrape.txt")
-per_target=$(grep -c 'target="t000"' "$TMP/scrape.txt" || true)
-scrape_ms=$(sort -g "$TMP/scrape-times" | awk '{v[NR]=$1} END {printf "%.1f", 1000 * (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}')
-scrape_max_ms=$(sort -g "$TMP/scrape-times" | tail -1 | awk '{printf "%.1f", 1000 * $1}')
-om_size=$(curl -sf -H 'Accept: application/openmetrics-text; version=1.0.0' "$METRICS" | wc -c)
+# The probing goes on while scraping: its rate from the window is taken off.
+scrape_cpu() { # T0 C0 T1 C1: ms of CPU per scrape
+	awk -v t0="$1" -v a="$2" -v t1="$3" -v b="$4" -v tck="$TCK" -v n="$SCRAPES" -v c0="$c0" -v c1="$c1" -v w0="$t0" -v w1="$t1" \
+		'BEGIN {bg = (c1 - c0) / tck / (w1 - w0); printf "%.0f", 1000 * ((b - a) / tck - bg * (t1 - t0)) / n}'
+}
+p_t0=$(now) p_c0=$(cpu_ticks)
+scrapes proto "$SCRAPES" >"$TMP/times-proto"
+p_t1=$(now) p_c1=$(cpu_ticks)
+scrapes text "$SCRAPES" >"$TMP/times-text"
+x_t1=$(now) x_c1=$(cpu_ticks)
+proto_cpu=$(scrape_cpu "$p_t0" "$p_c0" "$p_t1" "$p_c1")
+text_cpu=$(scrape_cpu "$p_t1" "$p_c1" "$x_t1" "$x_c1")
+if [ -s "$TMP/scrape.txt" ]; then
+	series=$(grep -vc '^#' "$TMP/scrape.txt" || true)
+	per_target=$(grep -c 'target="t000"' "$TMP/scrape.txt" || true)
+else series=n/a per_target=n/a; fi
 
 read -r wall cpu_pct wake_rate delivered < <(awk -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v tck="$TCK" \
-	-v w0="$w0" -v w1="$w1" -v s0="$sent0" -v s1="$sent1" -v n="$TARGETS" -v r="$RATE" 'BEGIN {
+	-v w0="$w0" -v w1="$w1" -v s0="$sent0" -v s1="$sent1" -v n="$TARGETS" -v r="$RATE" -v m0="$m0_at" -v m1="$m1_at" 'BEGIN {
 	wall = t1 - t0
-	printf "%.1f %.1f %.0f %.3f\n", wall, 100 * (c1 - c0) / tck / wall, (w1 - w0) / wall, (s1 - s0) / (n * r * wall)
+	printf "%.1f %.1f %.0f %.4f\n", wall, 100 * (c1 - c0) / tck / wall, (w1 - w0) / wall, (s1 - s0) / (n * r * (m1 - m0))
 }')
-# The probing goes on while scraping: take its rate from the window off.
-scrape_cpu_ms=$(awk -v a="$s_c0" -v b="$s_c1" -v t0="$s_t0" -v t1="$s_t1" -v tck="$TCK" -v n="$SCRAPES" -v bg="$cpu_pct" \
-	'BEGIN {printf "%.0f", 1000 * ((b - a) / tck - bg / 100 * (t1 - t0)) / n}')
 mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
-verdict() { awk -v v="$1" -v g="$2" 'BEGIN {print (v <= g ? "ok" : "MISSED")}'; }
+# verdict VALUE GOAL [ge]: ok when VALUE <= GOAL (>= with ge).
+verdict() { awk -v v="$1" -v g="$2" -v ge="${3:-}" 'BEGIN {if (v == "n/a" || v == "") {print "n/a"; exit}
+	print ((ge ? v + 0 >= g : v + 0 <= g) ? "ok" : "MISSED")}'; }
+if ((TARGETS <= 200)); then cpu_goal=8 cpu_note="the 200-target goal"; else cpu_goal=25 cpu_note="the 1000-target goal"; fi
+timeouts=$((bad1 - bad0)) errors=$((err1 - err0))
+failed=$(($(scrape_fails "$TMP/times-proto") + $(scrape_fails "$TMP/times-text")))
+proto_ms=$(scrape_median "$TMP/times-proto") text_ms=$(scrape_median "$TMP/times-text")
 
 cat <<EOF
 
 == Scale: $TARGETS targets, $RATE probes/s each, ${wall}s window
-  CPU              ${cpu_pct} % of one core          (goal <= 25 %: $(verdict "$cpu_pct" 25))
-  RSS              $(mib "$rss_kb") MiB at the end, peak $(mib "$hwm_kb") MiB   (goal <= 150 MiB: $(verdict "$(mib "$hwm_kb")" 150))
+  CPU              ${cpu_pct} % of one core          (goal <= $cpu_goal %, $cpu_note: $(verdict "$cpu_pct" "$cpu_goal"))
+  RSS              $(mib "$rss_kb") MiB at the end, peak $(mib "$hwm_kb") MiB   (goal <= 200 MiB: $(verdict "$(mib "$hwm_kb")" 200))
   Go heap in use   $(awk -v b="$heap" 'BEGIN {printf "%.1f", b / 1048576}') MiB, stacks $(awk -v b="$stacks" 'BEGIN {printf "%.1f", b / 1048576}') MiB
   goroutines       $goroutines
   threads          $threads (peak $peak_threads)
   wake-ups         $wake_rate voluntary context switches/s over all threads
-  probes delivered $delivered of the scheduled rate; timeouts $((bad1 - bad0)), errors $((err1 - err0)) in the window; targets up $up/$TARGETS
-  /metrics         $size bytes (text), $om_size bytes (OpenMetrics), $series series, $per_target series per plain target
-  scrape           median ${scrape_ms} ms, max ${scrape_max_ms} ms over $SCRAPES scrapes (goal <= 100 ms: $(verdict "$scrape_ms" 100)); ${scrape_cpu_ms} ms of CPU per scrape
+  delivered        $delivered of the schedule ($((sent1 - sent0)) requests counted / $TARGETS x $RATE/s x the window)   (goal >= 0.999: $(verdict "$delivered" 0.999 ge))
+  timeouts, errors $timeouts, $errors in the window; targets up $up/$TARGETS   (goal none: $( ((timeouts + errors == 0)) && echo ok || echo MISSED))
+  clock            ${clocks:-n/a} (nodes per clock, redis_prober_probe_clock_info)
+  /metrics         $(scrape_size "$TMP/times-proto") bytes (protobuf), $(scrape_size "$TMP/times-text") bytes (text), $series series, $per_target series per plain target
+  scrape protobuf  median ${proto_ms} ms, max $(scrape_max "$TMP/times-proto") ms over $SCRAPES (goal <= 200 ms: $(verdict "$proto_ms" 200)); ${proto_cpu} ms of CPU per scrape
+  scrape text      median ${text_ms} ms, max $(scrape_max "$TMP/times-text") ms over $SCRAPES; ${text_cpu} ms of CPU per scrape
+  failed scrapes   $failed of $((2 * SCRAPES)) (a 503 or a ${SCRAPE_TIMEOUT}s timeout)
+  load average     $(cut -d' ' -f1-3 /proc/loadavg) at the end (other work on the host moves these figures)
 EOF
 if [ -s "$TMP/prober.log" ]; then
 	echo "  prober log (warn and above), first lines:"

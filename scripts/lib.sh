@@ -24,3 +24,18 @@ wait_listening() {
 	for _ in $(seq 200); do listening "$1" && return 0; sleep 0.05; done
 	return 1
 }
+
+# stop_pid PID [SECONDS]: SIGTERM, then SIGKILL after SECONDS (10) if the
+# process is still there; reaps it when it is this shell's child.
+stop_pid() {
+	local pid=$1 i state
+	[ -n "$pid" ] || return 0
+	kill "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+	for ((i = 0; i < ${2:-10} * 20; i++)); do
+		state=$(sed 's/^.*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null) || break
+		[ "$state" = Z ] && break
+		sleep 0.05
+	done
+	[ -r "/proc/$pid/stat" ] && [ "$state" != Z ] && kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+}

@@ -68,7 +68,10 @@ lint:
 demo: build
 	./scripts/demo.sh
 
-## bench: probe fidelity against a C reference client, resource use.
+## bench: probe fidelity against a C reference client (its own clock and the
+## kernel wire time of its requests), resource use. CONTENTION=1 pins Redis to
+## CPU 0 and runs a busy loop beside each client; ROUNDS=, ROUND_SECONDS=,
+## RATE=, RESOURCE_SECONDS=, SKIP_BURST=1 (see docs/performance.md).
 bench:
 	./scripts/bench.sh
 
@@ -78,8 +81,9 @@ bench-burst:
 
 .PHONY: bench-scale
 ## bench-scale: one prober, 200 targets from one config file, at 10 probes/s
-## each: CPU, RSS, goroutines, threads, /metrics size and scrape time
-## (SCALE_SECONDS=, TARGETS=, SERVERS= to change; see docs/performance.md).
+## each: CPU, RSS, goroutines, threads, /metrics size, scrape time (protobuf
+## and text), schedule delivered, errors (TARGETS=1000, SERVERS=,
+## SCALE_SECONDS=, WARMUP_SECONDS=, SCRAPES= to change; see docs/performance.md).
 bench-scale:
 	./scripts/bench-scale.sh
 

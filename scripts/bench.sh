@@ -60,20 +60,20 @@ if [ -n "$CONTENTION" ] && ((CLIENT_CPU == 0)); then
 	exit 2
 fi
 
+# shellcheck source=lib.sh
+. "$ROOT/scripts/lib.sh"
+
 TMP=$(mktemp -d)
 REDIS_PID="" PROBER_PID="" BUSY_PID=""
 cleanup() {
 	trap - EXIT INT TERM
-	if [ -n "$BUSY_PID" ]; then kill "$BUSY_PID" 2>/dev/null || true; wait "$BUSY_PID" 2>/dev/null || true; fi
-	if [ -n "$PROBER_PID" ]; then kill "$PROBER_PID" 2>/dev/null || true; wait "$PROBER_PID" 2>/dev/null || true; fi
-	if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null || true; wait "$REDIS_PID" 2>/dev/null || true; fi
+	stop_pid "$BUSY_PID" 2
+	stop_pid "$PROBER_PID" 15
+	stop_pid "$REDIS_PID" 10
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# shellcheck source=lib.sh
-. "$ROOT/scripts/lib.sh"
 
 echo "== building (prober, promhist, refclient) into $TMP"
 (cd "$ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -o "$TMP/redis-prober" ./cmd/redis-prober)
@@ -92,9 +92,7 @@ busy_start() {
 	BUSY_PID=$!
 }
 busy_stop() {
-	[ -n "$BUSY_PID" ] || return 0
-	kill "$BUSY_PID" 2>/dev/null || true
-	wait "$BUSY_PID" 2>/dev/null || true
+	stop_pid "$BUSY_PID" 2
 	BUSY_PID=""
 }
 
@@ -133,7 +131,7 @@ start_prober() {
 	echo "bench: prober did not start:" >&2; cat "$TMP/prober.log" >&2; exit 1
 }
 stop_prober() {
-	kill "$PROBER_PID" && wait "$PROBER_PID" || true
+	stop_pid "$PROBER_PID" 15
 	PROBER_PID=""
 }
 

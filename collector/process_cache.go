@@ -69,3 +69,35 @@ func sameStart(a, b Identity) bool {
 	d := a.Started - b.Started
 	return d <= startSlack && d >= -startSlack
 }
+
+// HostFactsCache shares one read of the host's kernel state (THP,
+// sysctls, meminfo, governors) between every target's refresh within ttl:
+// the host is the same for all of them. The nil HostFactsCache reads every
+// time.
+type HostFactsCache struct {
+	ttl   time.Duration
+	mu    sync.Mutex
+	at    time.Time
+	valid bool
+	facts HostFacts
+	err   error
+}
+
+// NewHostFactsCache returns a cache whose read lives for ttl.
+func NewHostFactsCache(ttl time.Duration) *HostFactsCache { return &HostFactsCache{ttl: ttl} }
+
+// Read returns the host facts of paths, from the cache when younger than
+// the ttl. One cache serves one set of paths.
+func (c *HostFactsCache) Read(paths Paths, now time.Time) (HostFacts, error) {
+	if c == nil || c.ttl <= 0 {
+		return ReadHostFacts(paths)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.valid && now.Sub(c.at) < c.ttl && now.Sub(c.at) >= 0 {
+		return c.facts, c.err
+	}
+	c.facts, c.err = ReadHostFacts(paths)
+	c.at, c.valid = now, true
+	return c.facts, c.err
+}

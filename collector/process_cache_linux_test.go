@@ -65,3 +65,27 @@ func TestProcessCacheSharesReads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestHostFactsCacheSharesReads(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("testdata/hosts/untuned")); err != nil {
+		t.Fatal(err)
+	}
+	paths := Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}
+	c := NewHostFactsCache(time.Second)
+	t0 := time.Now()
+	first, err := c.Read(paths, t0)
+	if err != nil || first.THPEnabled == "" {
+		t.Fatalf("first read: %+v, %v", first, err)
+	}
+	thp := filepath.Join(dir, "sys/kernel/mm/transparent_hugepage/enabled")
+	if err := os.WriteFile(thp, []byte("always madvise [never]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Read(paths, t0.Add(500*time.Millisecond)); got.THPEnabled != first.THPEnabled {
+		t.Errorf("within the ttl: THP %q, want the cached %q", got.THPEnabled, first.THPEnabled)
+	}
+	if got, _ := c.Read(paths, t0.Add(1500*time.Millisecond)); got.THPEnabled != "never" {
+		t.Errorf("after the ttl: THP %q, want a fresh read (never)", got.THPEnabled)
+	}
+}

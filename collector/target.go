@@ -37,6 +37,8 @@ type TargetConfig struct {
 	// Processes, when set, shares /proc reads of one redis-server between
 	// the targets that name it.
 	Processes *ProcessCache
+	// HostFacts, when set, shares the host's kernel state between targets.
+	HostFacts *HostFactsCache
 }
 
 // Snapshot is what one refresh learned about a target.
@@ -219,7 +221,7 @@ func (t *Target) Refresh(ctx context.Context) {
 			err = infoErr
 		}
 		var hostErr error
-		s.Host, hostErr = ReadHostFacts(t.cfg.Paths)
+		s.Host, hostErr = t.cfg.HostFacts.Read(t.cfg.Paths, time.Now())
 		f := Facts{Host: s.Host, Info: s.Info, Config: s.Config, Process: s.Process}
 		if t.cfg.Intrinsic != nil {
 			f.Intrinsic, f.HasIntrinsic = t.cfg.Intrinsic()

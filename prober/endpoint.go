@@ -55,11 +55,12 @@ func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Opti
 		PoolTimeout:   timeout,
 		MaxRetries:    -1,
 		DialerRetries: 1, // a probe times one dial, not five with back-off
-		// Probe and control replies are small; go-redis's default 32 KiB
-		// per direction per connection would be most of the prober's
-		// memory at a few hundred targets. Larger replies still stream.
-		ReadBufferSize:  4096,
-		WriteBufferSize: 4096,
+		// Probe and control replies are small, and a longer one still
+		// streams through (a bulk is read straight into its own slice);
+		// go-redis's default 32 KiB per direction per connection would be
+		// most of the prober's memory at a thousand targets.
+		ReadBufferSize:  1024,
+		WriteBufferSize: 1024,
 		// Seeding, clean-up and INFO pipelines run on the main pool, not
 		// on a second pool with 128 KiB buffers per connection.
 		PipelinePoolSize:         -1,

@@ -79,6 +79,7 @@ func addCollectorRunFlags(g flagGroup) extension {
 			// Half an interval: every target's refresh within it reads
 			// the same process once.
 			processes: collector.NewProcessCache(*interval / 2),
+			hostFacts: collector.NewHostFactsCache(*interval / 2),
 		}
 		if env.metrics != nil {
 			if m, ok := env.metrics.Intrinsic().(prometheus.Metric); ok {
@@ -101,6 +102,7 @@ type collectorService struct {
 	intrinsic prometheus.Metric // the prober's intrinsic-latency histogram, if any
 	classic   bool              // classic buckets on the server-side latency histogram
 	processes *collector.ProcessCache
+	hostFacts *collector.HostFactsCache
 }
 
 var _ engine.Service = (*collectorService)(nil)
@@ -120,7 +122,7 @@ func (s *collectorService) RunTarget(ctx context.Context, t engine.Target, contr
 	}
 	cfg := collector.TargetConfig{
 		Name: t.Name, Node: t.Node, Commands: cmds, Paths: s.paths, Enabled: s.enabled, Log: log,
-		ServerClassicBuckets: s.classic, Processes: s.processes,
+		ServerClassicBuckets: s.classic, Processes: s.processes, HostFacts: s.hostFacts,
 	}
 	if s.intrinsic != nil {
 		cfg.Intrinsic = newIntrinsicReader(s.intrinsic).worst

@@ -126,7 +126,9 @@ status_kb() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$PROBER_PID/status"; }
 wakeups() { cat /proc/"$PROBER_PID"/task/*/status 2>/dev/null | awk '$1 == "voluntary_ctxt_switches:" {s += $2} END {print s + 0}'; }
 # metric NAME FILTER FILE: the sum of NAME's samples whose line holds FILTER.
 metric() { awk -v n="$1" -v f="$2" '$1 ~ "^"n"([{]|$)" && index($0, f) {s += $NF} END {printf "%.0f\n", s}' "$3"; }
-now() { date +%s.%N; }
+# now: seconds since the epoch, to the microsecond, with a dot in any locale.
+now() { local t=$EPOCHREALTIME; echo "${t/,/.}"; }
+now_us() { local t=$EPOCHREALTIME; echo "${t/[.,]/}"; }
 # scrape_to FILE: a text scrape; prints when the counters in it were read:
 # the prober gathers every metric before it sends the first byte, so the
 # midpoint of [request sent, first byte] (curl time_starttransfer). A failed
@@ -162,12 +164,13 @@ kill -0 "$PROBER_PID" 2>/dev/null || { echo "bench-scale: the prober exited:" >&
 m0_at=$(scrape_to "$TMP/m0.txt")
 t0=$(now) c0=$(cpu_ticks) w0=$(wakeups)
 peak_threads=0
-end=$(($(date +%s) + SCALE_SECONDS))
-while (($(date +%s) < end)); do
+end_us=$((${t0/./} + SCALE_SECONDS * 1000000))
+while (($(now_us) < end_us)); do
 	kill -0 "$PROBER_PID" 2>/dev/null || { echo "bench-scale: the prober exited:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
 	th=$(status_kb Threads)
 	((th > peak_threads)) && peak_threads=$th
-	sleep 1
+	left=$((end_us - $(now_us)))
+	if ((left > 0)); then sleep "$(awk -v l="$left" 'BEGIN {printf "%.3f", (l > 1e6 ? 1e6 : l) / 1e6}')"; fi
 done
 t1=$(now) c1=$(cpu_ticks) w1=$(wakeups)
 m1_at=$(scrape_to "$TMP/m1.txt")

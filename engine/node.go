@@ -31,6 +31,7 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	faults := prober.NewFaultLog(log)
 	control := t.Endpoint.NewClient(cfg.Timeout, 2)
 	defer control.Close()
+	control.AddHook(newInfoCache(infoTTL))
 	keeper := prober.NewKeeper(control, cfg)
 
 	// A node of a Cluster or Sentinel target was logged as it joined (one

@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// infoTTL is how long one INFO reply serves a node's services: the
+// collectors (every --collector.refresh-interval), change detection (every
+// --changes.interval) and the burst governor all ask for the whole INFO,
+// mostly within the same second; a second is fresh enough for each.
+const infoTTL = time.Second
+
+// infoCache is a go-redis hook on a node's control client that answers
+// INFO (with no section) from the last reply younger than its ttl, so the
+// node is read once where three services asked.
+type infoCache struct {
+	ttl  time.Duration
+	now  func() time.Time
+	mu   sync.Mutex
+	at   time.Time
+	text string
+	ok   bool
+}
+
+var _ redis.Hook = (*infoCache)(nil)
+
+func newInfoCache(ttl time.Duration) *infoCache { return &infoCache{ttl: ttl, now: time.Now} }
+
+func (c *infoCache) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *infoCache) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (c *infoCache) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if len(cmd.Args()) != 1 || !strings.EqualFold(cmd.Name(), "info") {
+			return next(ctx, cmd)
+		}
+		now := c.now()
+		c.mu.Lock()
+		text, fresh := c.text, c.ok && now.Sub(c.at) < c.ttl && !now.Before(c.at)
+		c.mu.Unlock()
+		if fresh && setText(cmd, text) {
+			return nil
+		}
+		if err := next(ctx, cmd); err != nil {
+			return err
+		}
+		if s, ok := textOf(cmd); ok {
+			c.mu.Lock()
+			c.text, c.at, c.ok = s, now, true
+			c.mu.Unlock()
+		}
+		return nil
+	}
+}
+
+// setText answers cmd with an INFO text, for the command types go-redis
+// returns for INFO (client.Info) and for Do("info").
+func setText(cmd redis.Cmder, text string) bool {
+	switch c := cmd.(type) {
+	case *redis.StringCmd:
+		c.SetVal(text)
+	case *redis.Cmd:
+		c.SetVal(text)
+	default:
+		return false
+	}
+	return true
+}
+
+func textOf(cmd redis.Cmder) (string, bool) {
+	switch c := cmd.(type) {
+	case *redis.StringCmd:
+		return c.Val(), true
+	case *redis.Cmd:
+		s, ok := c.Val().(string)
+		return s, ok
+	}
+	return "", false
+}

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/redistest"
+)
+
+// infoCalls is how many INFO commands the server has run.
+func infoCalls(t *testing.T, c *redis.Client) int {
+	t.Helper()
+	s, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(s, "\r\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_info:calls="); ok {
+			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			return n
+		}
+	}
+	return 0
+}
+
+func TestInfoCacheSharesOneRead(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	check := srv.Client()
+	defer check.Close()
+
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	cache := newInfoCache(time.Second)
+	clock := time.Now()
+	cache.now = func() time.Time { return clock }
+	c.AddHook(cache)
+
+	before := infoCalls(t, check)
+	a := c.Info(ctx).Val()           // the collectors
+	b, _ := c.Do(ctx, "info").Text() // the same asked through Do
+	_ = c.Info(ctx, "server").Val()  // a section is never cached
+	if a == "" || a != b || !strings.Contains(a, "redis_version") {
+		t.Fatalf("cached reply differs or is empty: %q vs %q", a, b)
+	}
+	clock = clock.Add(1500 * time.Millisecond) // past the ttl: read again
+	_ = c.Info(ctx).Val()
+	// The server ran: the first INFO, INFO server, the second INFO, and
+	// the check's own first INFO commandstats.
+	if got := infoCalls(t, check) - before; got != 4 {
+		t.Errorf("server ran %d INFO commands, want 4 (two shared reads, a section, the check)", got)
+	}
+}

@@ -50,9 +50,15 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 			f()
 		}()
 	}
+	var housekeeping []periodic
 	if !t.ReadOnly {
-		run(func() { keeper.Run(ctx, t.SeedInterval) })
+		housekeeping = append(housekeeping, periodic{every: t.SeedInterval, run: func(ctx context.Context) { _ = keeper.Seed(ctx) }})
 	}
+	if t.ConnectInterval > 0 {
+		cp := prober.NewConnectProbe(t.Endpoint, cfg.Timeout, rec, faults)
+		housekeeping = append(housekeeping, periodic{every: t.ConnectInterval, run: cp.Once})
+	}
+	run(func() { runPeriodic(ctx, housekeeping) })
 	var probeRec prober.Recorder = rec
 	for _, svc := range e.services {
 		if tap, ok := svc.(sampleTapper); ok {
@@ -62,11 +68,6 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	run(func() { prober.NewProbe(cfg, t.Endpoint, probeRec, faults).Run(ctx) })
 	for _, svc := range e.services {
 		run(func() { svc.RunTarget(ctx, t, control) })
-	}
-	if t.ConnectInterval > 0 {
-		run(func() {
-			prober.NewConnectProbe(t.Endpoint, cfg.Timeout, rec, faults).Run(ctx, t.ConnectInterval)
-		})
 	}
 	wg.Wait()
 

@@ -68,17 +68,3 @@ func SweepKeys(ctx context.Context, c redis.Cmdable, pattern string) error {
 	}
 }
 
-// Run seeds now and then every interval until ctx is done. A failed seeding
-// is left to the probes to report; the next round tries again.
-func (k *Keeper) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		_ = k.Seed(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}

@@ -66,26 +66,32 @@ func NewProbe(cfg ProbeConfig, ep Endpoint, rec Recorder, faults *FaultLog) *Pro
 }
 
 // Run probes until ctx is done. Every worker is stopped and every connection
-// closed when it returns.
+// closed when it returns. The first worker runs on the calling goroutine:
+// at a thousand targets every goroutine's stack counts.
 func (p *Probe) Run(ctx context.Context) {
 	sched := newSchedule(time.Now().Add(p.cfg.Offset), intervalFor(p.cfg.Rate))
 	workers := make([]*worker, p.cfg.Connections)
-	var wg sync.WaitGroup
 	for i := range workers {
-		w := &worker{probe: p, sched: sched}
-		workers[i] = w
+		workers[i] = &worker{probe: p, sched: sched}
+	}
+	// A stop wakes every worker blocked on Redis at once.
+	stop := context.AfterFunc(ctx, func() {
+		for _, w := range workers {
+			if c := w.conn.Load(); c != nil {
+				c.Interrupt()
+			}
+		}
+	})
+	defer stop()
+	var wg sync.WaitGroup
+	for _, w := range workers[1:] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			w.run(ctx)
 		}()
 	}
-	<-ctx.Done()
-	for _, w := range workers {
-		if c := w.conn.Load(); c != nil {
-			c.Interrupt()
-		}
-	}
+	workers[0].run(ctx)
 	wg.Wait()
 }
 

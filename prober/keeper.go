@@ -67,4 +67,3 @@ func SweepKeys(ctx context.Context, c redis.Cmdable, pattern string) error {
 		cursor = next
 	}
 }
-

@@ -232,11 +232,29 @@ func (g Guards) Watch(s ServerState, plan BurstPlan) Decision {
 	return Decision{}
 }
 
-// windowVerdict decides on the latency and error figures of a running burst.
-func (g Guards) windowVerdict(p99 time.Duration, windowCount, total, failed int64) Decision {
-	if g.AbortP99 > 0 && windowCount > 0 && p99 > g.AbortP99 {
+// minP99Samples is the fewest requests a window must hold before its p99
+// may abort a burst. The 99th percentile of n samples is the value of rank
+// ceil(0.99·n), which is the largest sample for every n below 100: over 7
+// requests the "p99" is the slowest one, and a single hiccup (a page
+// fault, a scheduler delay, one slow fsync) would abort the burst. With 100
+// or more at least two requests must be slow. A window with fewer (a low
+// rate, a short window) aborts only when most of it is slow (its median is
+// above the threshold): a stall, which the requests in flight and the
+// overdue slots show at their age, not a hiccup.
+const minP99Samples = 100
+
+// windowVerdict decides on the latency and error figures of a running
+// burst: p50 and p99 of the window's windowCount requests, and the
+// burst's total and failed requests so far.
+func (g Guards) windowVerdict(p50, p99 time.Duration, windowCount, total, failed int64) Decision {
+	if g.AbortP99 > 0 && windowCount >= minP99Samples && p99 > g.AbortP99 {
 		return Decision{Outcome: OutcomeAborted, Reason: ReasonP99,
 			Detail: fmt.Sprintf("p99 over the last %v is %v, above %v (%d requests)", g.Window, p99, g.AbortP99, windowCount)}
+	}
+	if g.AbortP99 > 0 && windowCount > 0 && windowCount < minP99Samples && p50 > g.AbortP99 {
+		return Decision{Outcome: OutcomeAborted, Reason: ReasonP99,
+			Detail: fmt.Sprintf("the median over the last %v is %v, above %v (%d requests, too few for a p99: most are slow)",
+				g.Window, p50, g.AbortP99, windowCount)}
 	}
 	if failed >= minBudgetErrors && float64(failed) > g.ErrorBudget*float64(total) {
 		return Decision{Outcome: OutcomeAborted, Reason: ReasonErrors,

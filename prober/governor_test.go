@@ -76,21 +76,80 @@ func TestGuardsDecide(t *testing.T) {
 
 func TestWindowVerdict(t *testing.T) {
 	g := Guards{AbortP99: 10 * time.Millisecond, ErrorBudget: 0.01}
+	ms := time.Millisecond
 	for _, tc := range []struct {
-		p99                  time.Duration
+		name                 string
+		p50, p99             time.Duration
 		count, total, failed int64
 		want                 string
 	}{
-		{5 * time.Millisecond, 100, 1000, 0, ""},
-		{20 * time.Millisecond, 100, 1000, 0, ReasonP99},
-		{20 * time.Millisecond, 0, 1000, 0, ""}, // nothing in the window: no verdict
-		{time.Millisecond, 100, 1000, 11, ReasonErrors},
-		{time.Millisecond, 100, 1000, 10, ""},
-		{time.Millisecond, 100, 10, 4, ""}, // below the minimum number of errors
+		{"fast", ms, 5 * ms, 100, 1000, 0, ""},
+		{"slow p99 over enough requests", ms, 20 * ms, 100, 1000, 0, ReasonP99},
+		{"slow p99 over many requests", ms, 20 * ms, 100000, 1000000, 0, ReasonP99},
+		{"nothing in the window", 0, 20 * ms, 0, 1000, 0, ""},
+		// Over 7 requests the "p99" is the slowest of them: one hiccup
+		// is not a p99 above the threshold.
+		{"one hiccup among 7 requests", ms, 23 * ms, 7, 1000, 0, ""},
+		{"one hiccup among 99 requests", ms, 23 * ms, minP99Samples - 1, 1000, 0, ""},
+		// Most of a small window slow is a stall, not a hiccup.
+		{"most of 7 requests slow", 30 * ms, 40 * ms, 7, 1000, 0, ReasonP99},
+		{"a stall seen as requests in flight", 200 * ms, 200 * ms, 50, 1000, 0, ReasonP99},
+		{"errors beyond the budget", ms, ms, 100, 1000, 11, ReasonErrors},
+		{"errors within the budget", ms, ms, 100, 1000, 10, ""},
+		{"below the minimum number of errors", ms, ms, 100, 10, 4, ""},
 	} {
-		if d := g.windowVerdict(tc.p99, tc.count, tc.total, tc.failed); d.Reason != tc.want {
-			t.Errorf("%+v: got %+v, want %q", tc, d, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if d := g.windowVerdict(tc.p50, tc.p99, tc.count, tc.total, tc.failed); d.Reason != tc.want {
+				t.Errorf("got %+v, want %q", d, tc.want)
+			}
+		})
+	}
+}
+
+// A burst at a low rate sees few requests per window: one request held up
+// by a short server hiccup is then the window's "p99" on its own, and must
+// not abort the burst.
+func TestBurstLowRateHiccupDoesNotAbort(t *testing.T) {
+	srv := redistest.Start(t, "enable-debug-command yes")
+	c := srv.Client()
+	plan := testPlan()
+	plan.Clients, plan.Pipeline, plan.Rate, plan.TestTime = 1, 1, 20, 2*time.Second
+	b := testBurster(t, srv)
+	b.Guards.AbortP99 = 20 * time.Millisecond // the window (400ms) holds about 8 requests
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		c.Do(context.WithoutCancel(t.Context()), "debug", "sleep", "0.2")
+	}()
+	res := b.Run(t.Context(), plan)
+	if res.Outcome != OutcomeCompleted {
+		t.Fatalf("outcome %s (%s: %s), want completed: one slow request of a handful is no p99", res.Outcome, res.Reason, res.Detail)
+	}
+	if res.Total.Quantile(1) < 100*time.Millisecond {
+		t.Fatalf("no request was held up by DEBUG SLEEP (max %v): the test proves nothing", res.Total.Quantile(1))
+	}
+}
+
+// A closed-loop burst on two connections that the server stops answering
+// has two requests in its window, both in flight: too few for a p99, but
+// all slow, so it aborts within about a window, long before a timeout.
+func TestBurstAbortsOnStallWithFewConnections(t *testing.T) {
+	srv := redistest.Start(t, "enable-debug-command yes")
+	c := srv.Client()
+	plan := testPlan()
+	plan.Clients, plan.Pipeline, plan.Rate, plan.TestTime, plan.Timeout = 2, 1, 0, 5*time.Second, 5*time.Second
+	b := testBurster(t, srv)
+	b.Guards.AbortP99 = 50 * time.Millisecond
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		c.Do(context.WithoutCancel(t.Context()), "client", "pause", 3000, "all")
+	}()
+	res := b.Run(t.Context(), plan)
+	if res.Outcome != OutcomeAborted || res.Reason != ReasonP99 {
+		t.Fatalf("outcome %s (%s: %s), want aborted for p99", res.Outcome, res.Reason, res.Detail)
+	}
+	// The cleanup waits for the pause to end; the load itself must not.
+	if res.Elapsed > 1500*time.Millisecond {
+		t.Fatalf("the stalled load ran %v before it was aborted", res.Elapsed)
 	}
 }
 

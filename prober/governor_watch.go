@@ -14,8 +14,8 @@ const windowSlots = 4
 // quarter window it folds what the clients recorded into a sliding window,
 // adds what is still outstanding (requests in flight and slots overdue
 // longer than the abort threshold, so a stalled server shows before its
-// replies come back), and aborts when the window's p99 or the error budget
-// is blown. It also stops the load when ctx is cancelled.
+// replies come back), and aborts when the window's p99 (its median when it
+// holds fewer than minP99Samples requests) or the error budget is blown. It also stops the load when ctx is cancelled.
 func (l *burstLoad) monitor(ctx context.Context, done <-chan struct{}) {
 	g := l.b.Guards
 	tick := max(g.Window/windowSlots, 25*time.Millisecond)
@@ -61,8 +61,8 @@ func (l *burstLoad) monitor(ctx context.Context, done <-chan struct{}) {
 				_ = scratch.RecordValues(min(int64(g.AbortP99+oldest)/2, histHighest), k)
 			}
 		}
-		p99 := time.Duration(scratch.ValueAtPercentile(99))
-		if d := g.windowVerdict(p99, scratch.TotalCount(), total, failed); !d.OK() {
+		p50, p99 := time.Duration(scratch.ValueAtPercentile(50)), time.Duration(scratch.ValueAtPercentile(99))
+		if d := g.windowVerdict(p50, p99, scratch.TotalCount(), total, failed); !d.OK() {
 			l.stop(d, "")
 			return
 		}

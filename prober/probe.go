@@ -278,6 +278,10 @@ func classify(err error) (Result, bool) {
 	if errors.As(err, &rerr) {
 		return ResultError, !isAuthRefusal(rerr.Error())
 	}
+	var refused *ServerRefusal
+	if errors.As(err, &refused) {
+		return ResultError, !isAuthRefusal(refused.Reply)
+	}
 	var nerr net.Error
 	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
 		(errors.As(err, &nerr) && nerr.Timeout()) {

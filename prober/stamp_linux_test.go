@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/internal/faulttest"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/internal/resp"
 )
@@ -286,3 +287,39 @@ func (b *syncBuf) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 func (b *syncBuf) String() string { b.lock(); defer func() { <-b.mu }(); return b.buf.String() }
+
+// A server that refuses the client with an error reply and hangs up (as
+// protected mode does) is reported in its own words, not as the broken
+// pipe the next write meets, and up is 0.
+func TestRefusalReasonReachesTheLog(t *testing.T) {
+	const denied = "DENIED Redis is running in protected mode because protected mode is enabled"
+	srv := faulttest.Refusing(t, "-"+denied+"\r\n")
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	rec := m.ForTarget("refusing", []string{"ping"}, 5*time.Millisecond)
+	var logs syncBuf
+	cmds, _ := ParseCommands("ping")
+	p := NewProbe(ProbeConfig{Rate: 50, Timeout: time.Second, Commands: cmds, Namespace: Namespace{Prefix: "redis-prober:", Tag: "r"}},
+		Endpoint{Network: "tcp", Addr: srv.Addr()}, rec, NewFaultLog(slog.New(slog.NewTextHandler(&logs, nil))))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.ToFloat64(m.requests.WithLabelValues("refusing", "", "ping", "probe", "error")) < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed probes; log:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if !strings.Contains(logs.String(), denied) {
+		t.Errorf("Redis's reason is not in the log:\n%s", logs.String())
+	}
+	if strings.Count(logs.String(), "probe failing") > 2 {
+		t.Errorf("more than two failure lines for one refusal:\n%s", logs.String())
+	}
+	if v := testutil.ToFloat64(m.up.WithLabelValues("refusing", "")); v != 0 {
+		t.Errorf("up %v for a server refusing every client", v)
+	}
+}

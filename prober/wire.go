@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -34,6 +36,11 @@ type wireConn struct {
 	stamps      *stampConn
 	limit       time.Time
 	interrupted atomic.Bool
+	// lastErr is the error reply the last read began with, if any: go-redis
+	// sends HELLO when it opens a connection and takes any error for "an
+	// old server", so a refusal (-DENIED) is read there and dropped, and
+	// the request after it meets a broken pipe.
+	lastErr string
 }
 
 var _ net.Conn = (*wireConn)(nil)
@@ -52,9 +59,74 @@ func (c *wireConn) Read(b []byte) (int, error) {
 			_ = c.Conn.Close()
 			return 0, gerr
 		}
+		c.lastErr = ""
+		if b[0] == '-' {
+			c.lastErr = errorLine(b[:n])
+		}
 	}
 	return n, err
 }
+
+// Write reports, when the server hung up on the request, what it said
+// first if it said anything: Redis refuses a client (protected mode's
+// -DENIED, -ERR max number of clients reached) by writing an error reply
+// and closing, so the client's write fails with a broken pipe or a reset
+// while Redis's own words wait unread in the socket.
+func (c *wireConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil {
+		said := c.lastWords()
+		if said == "" {
+			said = c.lastErr
+		}
+		if said != "" {
+			return n, &ServerRefusal{Reply: said, Err: err}
+		}
+	}
+	return n, err
+}
+
+// maxLastWords bounds the refusal read after a failed write: one error
+// line, as Redis writes it.
+const maxLastWords = 512
+
+// lastWords reads, briefly, an error line the server left before hanging
+// up. It reads beneath the guard on purpose: the connection is done, and
+// only one bounded line is taken from it.
+func (c *wireConn) lastWords() string {
+	_ = c.Conn.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	var buf [maxLastWords]byte
+	n, _ := io.ReadAtLeast(c.Conn, buf[:], 1)
+	return errorLine(buf[:n])
+}
+
+// errorLine is the text of the error reply p begins with ("" if none),
+// bounded and printable.
+func errorLine(p []byte) string {
+	p = p[:min(len(p), maxLastWords)]
+	line, _, ok := strings.Cut(string(p), "\r\n")
+	if !ok || len(line) < 2 || line[0] != '-' {
+		return ""
+	}
+	return strings.ToValidUTF8(strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, line[1:]), "?")
+}
+
+// ServerRefusal is an error reply the server wrote before it closed the
+// connection on a request: Redis answered, with the reason in Reply. It is
+// deliberately not a redis.Error, so go-redis drops the connection (a
+// Redis error reply would put it back in the pool, dead).
+type ServerRefusal struct {
+	Reply string
+	Err   error // the failed write
+}
+
+func (e *ServerRefusal) Error() string { return e.Reply }
+func (e *ServerRefusal) Unwrap() error { return e.Err }
 
 // pastDeadline is a deadline long gone, to wake a blocked read or write.
 var pastDeadline = time.Unix(1, 0)

@@ -107,3 +107,12 @@ func readCommand(r *bufio.Reader) ([]string, error) {
 	}
 	return args, nil
 }
+
+// Refusing is a server that writes line to every connection as it accepts
+// it and hangs up without reading, as a real Redis does to a client it
+// refuses (protected mode's -DENIED, -ERR max number of clients reached):
+// the client's first write may fail before it reads why.
+func Refusing(t testing.TB, line string) *Listener {
+	t.Helper()
+	return listen(t, func(c net.Conn) { _, _ = io.WriteString(c, line) })
+}

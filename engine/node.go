@@ -58,8 +58,23 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 		cp := prober.NewConnectProbe(t.Endpoint, cfg.Timeout, rec, faults)
 		housekeeping = append(housekeeping, periodic{every: t.ConnectInterval, run: cp.Once})
 	}
-	run(func() { runPeriodic(ctx, housekeeping) })
 	var probeRec prober.Recorder = rec
+	for _, svc := range e.services {
+		if tr, ok := svc.(nodeTracker); ok {
+			recent, done := tr.trackNode(t, names)
+			defer done()
+			probeRec = recent.Tap(probeRec)
+			next := cfg.OnError
+			cfg.OnError = func(err error) {
+				recent.ObserveError(err, time.Now())
+				if next != nil {
+					next(err)
+				}
+			}
+			housekeeping = append(housekeeping, periodic{every: 5 * time.Second, run: func(context.Context) { recent.Advance(time.Now()) }})
+		}
+	}
+	run(func() { runPeriodic(ctx, housekeeping) })
 	for _, svc := range e.services {
 		if tap, ok := svc.(sampleTapper); ok {
 			probeRec = prober.TapRecorder(probeRec, tap.probeSamples(t, names))

@@ -219,6 +219,8 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			}
 			services = append(services, svcs...)
 		}
+		status := engine.NewStatus()
+		services = append(services, status)
 		eng := engine.NewWithMetrics(metrics, log, services...)
 		reg.MustRegister(eng)
 		reloads := newReloader(src, eng, log, reg)
@@ -229,6 +231,7 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			maxRequests:   *maxRequests,
 			ready:         eng.Ready,
 			reload:        reloads.handler(*lifecycle),
+			status:        status,
 		}, reg, log)
 		serveErr := make(chan error, 1)
 		go func() { serveErr <- web.ListenAndServe(srv, webF, log) }()

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/redis-prober/redis-prober/engine"
 )
 
 func registerProcessCollectors(reg *prometheus.Registry) {
@@ -26,6 +28,9 @@ type webConfig struct {
 	maxRequests   int
 	ready         func() bool
 	reload        http.HandlerFunc
+	// status, when set, is served at / as the status page (unless
+	// the metrics are there).
+	status *engine.Status
 }
 
 // newWebServer serves /metrics, the landing page and the health endpoints.
@@ -53,7 +58,12 @@ func newWebServer(cfg webConfig, gatherer prometheus.Gatherer, log *slog.Logger)
 	if cfg.reload != nil {
 		mux.HandleFunc("/-/reload", cfg.reload)
 	}
-	if cfg.telemetryPath != "/" {
+	switch {
+	case cfg.telemetryPath == "/":
+		// The metrics are the landing page.
+	case cfg.status != nil:
+		mux.Handle("/", &statusPage{status: cfg.status, telemetry: cfg.telemetryPath, log: log, now: time.Now})
+	default:
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "Redis Prober",
 			Description: "Prometheus exporter and continuous synthetic prober for Redis latency",

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/version"
+
+	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+//go:embed templates/status.html
+var statusTemplates embed.FS
+
+var statusTemplate = template.Must(template.ParseFS(statusTemplates, "templates/status.html"))
+
+// statusRefresh is how often the page reloads itself (a meta refresh: the
+// page has no JavaScript).
+const statusRefresh = 10
+
+// statusPage serves the status page at / and its ?target= detail view from
+// the engine's in-memory history.
+type statusPage struct {
+	status    *engine.Status
+	telemetry string
+	log       *slog.Logger
+	now       func() time.Time
+}
+
+func (p *statusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	target := r.URL.Query().Get("target")
+	detail := r.URL.Query().Has("target")
+	view := p.view(target, detail)
+	var buf bytes.Buffer
+	if err := statusTemplate.Execute(&buf, view); err != nil {
+		p.log.Error("status page", "err", err)
+		http.Error(w, "status page failed; see the log", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	// No script, style or image from anywhere else, ever.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if detail && len(view.Nodes) == 0 {
+		w.WriteHeader(http.StatusNotFound)
+	}
+	_, _ = w.Write(buf.Bytes())
+}
+
+type statusView struct {
+	Refresh            int
+	Version, Telemetry string
+	Now                string
+	Detail             bool
+	Target             string
+	Nodes              []nodeView
+	Up, Down, Unknown  int
+}
+
+type nodeView struct {
+	Target, Node, Endpoint string
+	DetailURL              string
+	State, Since           string
+	Objective              string
+	ReadOnly               bool
+	All                    rowView
+	Commands               []rowView
+	Spark, BigSpark        sparkView
+	LastError              *errorView
+	Errors                 []errorView
+}
+
+type rowView struct {
+	Command string
+	M1, M5  quantView
+}
+
+type quantView struct {
+	P50, P99, P999 string
+	Samples        uint64
+	Failed         uint64
+	P99Class       string
+	P999Class      string
+}
+
+type errorView struct {
+	Text       string
+	Count      uint64
+	First, Ago string
+}
+
+func (p *statusPage) view(target string, detail bool) statusView {
+	now := p.now()
+	nodes := p.status.Snapshot(target, now)
+	if detail && target == "" {
+		nodes = nil
+	}
+	v := statusView{Refresh: statusRefresh, Version: version.Version, Telemetry: p.telemetry,
+		Now: now.Format("2006-01-02 15:04:05 MST"), Detail: detail, Target: target, Nodes: make([]nodeView, len(nodes))}
+	for i, n := range nodes {
+		nv := nodeView{Target: n.Target, Node: n.Node, Endpoint: n.Endpoint, Objective: fmtLatency(n.Objective),
+			ReadOnly: n.ReadOnly, DetailURL: "/?target=" + url.QueryEscape(n.Target),
+			All:      rowOf(n.All, n.Objective),
+			Spark:    sparkOf(n.Spark, n.Objective, 120, 24),
+			BigSpark: sparkOf(n.Spark, n.Objective, 600, 90)}
+		switch n.Up {
+		case prober.UpYes:
+			nv.State = "up"
+			v.Up++
+		case prober.UpNo:
+			nv.State = "down"
+			v.Down++
+		default:
+			nv.State = "unknown"
+			v.Unknown++
+		}
+		if !n.UpSince.IsZero() {
+			nv.Since = ago(now, n.UpSince)
+		}
+		for _, c := range n.Commands {
+			nv.Commands = append(nv.Commands, rowOf(c, n.Objective))
+		}
+		for _, e := range n.Errors {
+			nv.Errors = append(nv.Errors, errorView{Text: e.Text, Count: e.Count,
+				First: e.First.Format("15:04:05"), Ago: ago(now, e.Last)})
+		}
+		if len(nv.Errors) > 0 {
+			nv.LastError = &nv.Errors[0]
+		}
+		v.Nodes[i] = nv
+	}
+	return v
+}
+
+func rowOf(c prober.RecentCommand, objective time.Duration) rowView {
+	return rowView{Command: c.Command, M1: quantOf(c.Last1m, objective), M5: quantOf(c.Last5m, objective)}
+}
+
+func quantOf(q prober.RecentQuantiles, objective time.Duration) quantView {
+	v := quantView{Samples: q.Count, Failed: q.Failed, P50: "—", P99: "—", P999: "—"}
+	if q.Count == 0 {
+		return v
+	}
+	v.P50, v.P99, v.P999 = fmtLatency(q.P50), fmtLatency(q.P99), fmtLatency(q.P999)
+	switch {
+	case objective > 0 && q.P99 > objective:
+		v.P99Class = "over"
+	case q.Count < 100:
+		v.P99Class = "few"
+	}
+	if q.Count < 1000 {
+		v.P999Class = "few"
+	}
+	return v
+}
+
+// fmtLatency prints a latency with three significant digits, in the unit a
+// person reads it in.
+func fmtLatency(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "—"
+	case d < time.Millisecond:
+		return strconv.FormatFloat(float64(d)/float64(time.Microsecond), 'f', 0, 64) + " µs"
+	case d < time.Second:
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'g', 3, 64) + " ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'g', 3, 64) + " s"
+}
+
+func ago(now, t time.Time) string {
+	d := max(now.Sub(t), 0)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%dh%02dm ago", int(d.Hours()), int(d.Minutes())%60)
+}
+
+type sparkView struct {
+	W, H         int
+	Label        string
+	Lines        []string
+	Dots         []sparkDot
+	HasObjective bool
+	ObjectiveY   string
+	Empty        bool
+	TextY        int
+}
+
+type sparkDot struct{ X, Y string }
+
+// sparkOf draws the per-minute p99 points (oldest first, 0 where a minute
+// had no samples) as polylines on a linear scale from 0 to the highest
+// point (or the objective, when that is higher, so a flat line under the
+// objective reads as fine). Gaps stay gaps.
+func sparkOf(points []time.Duration, objective time.Duration, w, h int) sparkView {
+	v := sparkView{W: w, H: h, TextY: h/2 + 4}
+	var top time.Duration
+	var n int
+	var last time.Duration
+	for _, p := range points {
+		if p > 0 {
+			top = max(top, p)
+			n++
+			last = p
+		}
+	}
+	if n == 0 {
+		v.Empty = true
+		v.Label = "p99 over the last hour: no whole minute measured yet"
+		return v
+	}
+	v.Label = fmt.Sprintf("p99 over the last hour: highest %s, last %s", fmtLatency(top), fmtLatency(last))
+	scale := top
+	if objective > 0 && objective <= 2*top {
+		scale = max(scale, objective)
+		v.HasObjective = true
+		v.ObjectiveY = coord(y(objective, scale, h))
+	}
+	step := float64(w-2) / float64(max(len(points)-1, 1))
+	var seg []string
+	flush := func() {
+		switch len(seg) {
+		case 0:
+		case 1:
+			xy := strings.SplitN(seg[0], ",", 2)
+			v.Dots = append(v.Dots, sparkDot{X: xy[0], Y: xy[1]})
+		default:
+			v.Lines = append(v.Lines, strings.Join(seg, " "))
+		}
+		seg = seg[:0]
+	}
+	for i, p := range points {
+		if p <= 0 {
+			flush()
+			continue
+		}
+		seg = append(seg, coord(1+float64(i)*step)+","+coord(y(p, scale, h)))
+	}
+	flush()
+	return v
+}
+
+func y(d, scale time.Duration, h int) float64 {
+	return float64(h) - 2 - float64(d)/float64(scale)*float64(h-4)
+}
+
+func coord(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }

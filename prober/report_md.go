@@ -233,9 +233,10 @@ func WriteStepChart(w io.Writer, rep *Report) error {
 		yt = append(yt, svgTick{Pos: y(v), Label: strconv.FormatFloat(v, 'g', -1, 64)})
 	}
 	var xt []svgTick
-	step := niceStep(xMax / 5)
-	for v := 0.0; v <= xMax*1.0001; v += step {
-		xt = append(xt, svgTick{Pos: x(v), Label: thousands(v)})
+	step := niceStep(xMax / 6)
+	for i := 0; float64(i)*step <= xMax*1.0001; i++ {
+		v := float64(i) * step
+		xt = append(xt, svgTick{Pos: math.Round(x(v)*10) / 10, Label: tickLabel(v, step)})
 	}
 	series := []svgSeries{{Name: "p50", Color: "#1f77b4"}, {Name: "p99", Color: "#ff7f0e"}, {Name: "p99.9", Color: "#d62728"}}
 	for _, s := range rep.Steps {
@@ -254,6 +255,22 @@ func WriteStepChart(w io.Writer, rep *Report) error {
 		"YTicks": yt, "XTicks": xt, "Series": series,
 		"ObjectiveY": y(objMs), "ObjectiveLabelY": y(objMs) - 5, "Objective": html.EscapeString(objective.String()),
 	})
+}
+
+// tickLabel formats an axis value for ticks step apart, as 0, 500, 1k,
+// 1.5k, 2M: in the unit of its magnitude, with as many decimals as the step
+// needs so neighbouring ticks never read the same.
+func tickLabel(v, step float64) string {
+	unit, suffix := 1.0, ""
+	switch {
+	case v >= 1e6:
+		unit, suffix = 1e6, "M"
+	case v >= 1e3:
+		unit, suffix = 1e3, "k"
+	}
+	dec := max(0, -int(math.Floor(math.Log10(step/unit)+1e-9)))
+	p := math.Pow(10, float64(dec))
+	return strconv.FormatFloat(math.Round(v/unit*p)/p, 'f', -1, 64) + suffix
 }
 
 // niceStep rounds a tick step to 1, 2 or 5 times a power of ten.

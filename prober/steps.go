@@ -82,6 +82,16 @@ type StepResult struct {
 	Final BurstResult
 }
 
+// Measured reports whether any step got a reply to measure.
+func (s *StepResult) Measured() bool {
+	for _, row := range s.Steps {
+		if row.Result.Total != nil && row.Result.Total.Ops > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // RunSteps runs a step-load search with plan's shape (its Rate, TestTime
 // and Requests are the steps'). The governor admits it once and watches
 // every step; keys are deleted once at the end, whatever ended it.

@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/common/version"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/prober"
@@ -338,6 +339,9 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 		}
 		control := eps[0].NewClient(plan.Timeout, 2)
 		defer control.Close()
+		if err := checkReachable(ctx, control, names[0], plan.Timeout); err != nil {
+			return err
+		}
 		burster := &prober.Burster{Endpoint: eps[0], Control: control, Guards: guards, Log: log}
 		bar := newProgressBar(env.stdout)
 		if bar != nil {
@@ -356,6 +360,11 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 			sr := burster.RunSteps(ctx, plan, sp)
 			bar.finish()
 			res = &sr.Final
+			if !sr.Measured() {
+				if err := notStarted(res, names[0]); err != nil {
+					return err
+				}
+			}
 			rep = prober.NewStepReport(names[0], &sr, sp, envSnap, pcts)
 			writeStepTable(env, &sr)
 			if *report != "" {
@@ -368,6 +377,11 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 			after := func(i int, r *prober.BurstResult) error { return writeTrialStats(env, i, *trials, r, pcts) }
 			if rep, res, err = runTrials(trialRun{n: *trials, run: run, after: after, target: names[0], env: envSnap, pcts: pcts}); err != nil {
 				return err
+			}
+			if len(rep.Trials) == 0 {
+				if err := notStarted(res, names[0]); err != nil {
+					return err
+				}
 			}
 		}
 		if *jsonOut != "" {
@@ -384,6 +398,27 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 			return fmt.Errorf("burst %s (%s): %s", res.Outcome, res.Reason, res.Detail)
 		}
 	}
+}
+
+// checkReachable fails with one line naming the server when it does not
+// answer a PING, before anything is measured, logged or written: a report
+// of a search that never reached the server would read as a verdict on it.
+func checkReachable(ctx context.Context, c *redis.Client, name string, timeout time.Duration) error {
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		return fmt.Errorf("cannot reach Redis at %s: %w", name, err)
+	}
+	return nil
+}
+
+// notStarted is the error of a burst that failed before it sent a request
+// (the server went away after the PING): no figures, so no report.
+func notStarted(res *prober.BurstResult, name string) error {
+	if res.Outcome != prober.OutcomeFailed {
+		return nil
+	}
+	return fmt.Errorf("cannot reach Redis at %s: burst failed (%s): %s", name, res.Reason, res.Detail)
 }
 
 func parsePercentiles(s string) ([]float64, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,6 +128,39 @@ func TestBurstBadFlagsExit2(t *testing.T) {
 			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 			if code != 2 || !strings.Contains(lines[len(lines)-1], tc.want) {
 				t.Fatalf("exit %d, stderr %q; want exit 2 naming %s", code, stderr.String(), tc.want)
+			}
+		})
+	}
+}
+
+// With nothing listening, burst fails at once with one line that names the
+// server, and writes no report: a report of a search that never ran would
+// read as a verdict on the server.
+func TestBurstCommandUnreachableServer(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(redistest.FreePort(t))
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"burst", nil},
+		{"step", []string{"--step", "--report=capacity.md"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := []string{"--redis.addr=redis://" + addr, "--test-time=1", "--json-out-file=" + filepath.Join(dir, "out.json")}
+			for _, a := range tc.args {
+				args = append(args, strings.Replace(a, "capacity.md", filepath.Join(dir, "capacity.md"), 1))
+			}
+			code, stdout, stderr := runBurst(t, args...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code == 0 || len(lines) != 1 || !strings.Contains(lines[0], "cannot reach Redis at "+addr) {
+				t.Fatalf("exit %d, stderr %q; want exit 1 and one line naming %s", code, stderr, addr)
+			}
+			if strings.Contains(stdout, "STEP LOAD") || strings.Contains(stdout, "ALL STATS") {
+				t.Errorf("figures printed for a server that was never reached:\n%s", stdout)
+			}
+			if files, _ := os.ReadDir(dir); len(files) != 0 {
+				t.Errorf("files written for a server that was never reached: %v", files)
 			}
 		})
 	}

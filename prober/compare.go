@@ -18,6 +18,18 @@ const (
 	VerdictRegressed = "regressed"
 	VerdictImproved  = "improved"
 	VerdictNoChange  = "no significant change"
+	// VerdictInconclusive: the interval holds both no change and a
+	// regression larger than the threshold, so the trials can tell neither
+	// "regressed" nor "no regression": run more trials.
+	VerdictInconclusive = "inconclusive"
+)
+
+// Overall verdicts of a comparison (Comparison.Verdict): a regression
+// anywhere wins over an inconclusive figure.
+const (
+	OverallRegressed    = "regressed"
+	OverallInconclusive = "inconclusive"
+	OverallNoRegression = "no regression"
 )
 
 // CompareOptions tune the verdict.
@@ -42,6 +54,12 @@ type Comparison struct {
 	Environment []EnvDifference `json:"environment_diff"`
 	Notes       []string        `json:"notes,omitempty"`
 	Regressed   bool            `json:"regressed"`
+	// Inconclusive is true when nothing regressed but some figure's
+	// interval reaches beyond the threshold: "no regression" is not shown.
+	Inconclusive bool `json:"inconclusive"`
+	// Verdict is OverallRegressed, OverallInconclusive or
+	// OverallNoRegression.
+	Verdict string `json:"verdict"`
 }
 
 // CompareSide names one of the two reports.
@@ -164,9 +182,23 @@ func Compare(ctx context.Context, before, after *Report, beforeName, afterName s
 		r := &cmp.Rows[i]
 		higherIsWorse := figures[i%len(figures)].higherIsWorse
 		judge(r, withInterval, higherIsWorse, opts, cmp.Confidence, quantiles)
-		if r.Verdict == VerdictRegressed {
+		switch r.Verdict {
+		case VerdictRegressed:
 			cmp.Regressed = true
+		case VerdictInconclusive:
+			cmp.Inconclusive = true
 		}
+	}
+	switch {
+	case cmp.Regressed:
+		cmp.Inconclusive = false
+		cmp.Verdict = OverallRegressed
+	case cmp.Inconclusive:
+		cmp.Verdict = OverallInconclusive
+		notes = append(notes, "an inconclusive figure's interval holds both no change and a regression larger than the threshold: "+
+			"these trials cannot tell which; run more trials (--trials=10), longer ones, or on a quieter host")
+	default:
+		cmp.Verdict = OverallNoRegression
 	}
 	cmp.Environment = EnvDiff(before, after)
 	if before.Environment == nil || after.Environment == nil {
@@ -176,7 +208,11 @@ func Compare(ctx context.Context, before, after *Report, beforeName, afterName s
 	return cmp, nil
 }
 
-// judge sets the change, its interval and the verdict of one row.
+// judge sets the change, its interval and the verdict of one row:
+// regressed when the change is worse than the threshold and the interval
+// excludes no change; improved the other way round; inconclusive when the
+// interval still holds a regression larger than the threshold (these
+// trials cannot rule it out); otherwise no significant change.
 func judge(r *CompareRow, withInterval, higherIsWorse bool, opts CompareOptions, confidence float64, quantiles map[float64]float64) {
 	// In logarithms: after/before of two huge (or tiny) figures would
 	// overflow to +Inf, which JSON cannot carry.
@@ -185,7 +221,7 @@ func judge(r *CompareRow, withInterval, higherIsWorse bool, opts CompareOptions,
 	if !higherIsWorse {
 		worse, better = better, worse
 	}
-	sigWorse, sigBetter := worse, better
+	sigWorse, sigBetter, mayBeWorse := worse, better, false
 	if withInterval {
 		_, lo, hi := logRatioInterval(r.BeforeTrials, r.AfterTrials, 1-confidence, quantiles)
 		low, high := finiteExpm1(lo), finiteExpm1(hi)
@@ -195,12 +231,20 @@ func judge(r *CompareRow, withInterval, higherIsWorse bool, opts CompareOptions,
 			up, down = down, up
 		}
 		sigWorse, sigBetter = worse && up, better && down
+		// The worse end of the interval: a regression larger than the
+		// threshold is still possible.
+		mayBeWorse = high > opts.Threshold
+		if !higherIsWorse {
+			mayBeWorse = low < -opts.Threshold
+		}
 	}
 	switch {
 	case sigWorse:
 		r.Verdict = VerdictRegressed
 	case sigBetter:
 		r.Verdict = VerdictImproved
+	case mayBeWorse:
+		r.Verdict = VerdictInconclusive
 	default:
 		r.Verdict = VerdictNoChange
 	}

@@ -85,17 +85,31 @@ func WriteComparisonMarkdown(w io.Writer, c *Comparison) error {
 	return err
 }
 
+// maxListed is how many inconclusive figures the verdict line names.
+const maxListed = 6
+
+// verdictLine is the overall verdict: the regressed figures, or else the
+// inconclusive ones with their intervals, or no regression.
 func verdictLine(c *Comparison) string {
-	var bad []string
+	var bad, unsure []string
 	for _, r := range c.Rows {
-		if r.Verdict == VerdictRegressed {
+		switch r.Verdict {
+		case VerdictRegressed:
 			bad = append(bad, fmt.Sprintf("%s %s %s", r.Command, r.Figure, pct(r.Change, true)))
+		case VerdictInconclusive:
+			unsure = append(unsure, fmt.Sprintf("%s %s %s %s", r.Command, r.Figure, pct(r.Change, true), intervalText(r)))
 		}
 	}
-	if len(bad) == 0 {
-		return "Verdict: no regression"
+	switch {
+	case len(bad) > 0:
+		return "Verdict: REGRESSED (" + strings.Join(bad, ", ") + ")"
+	case len(unsure) > maxListed:
+		unsure = append(unsure[:maxListed], fmt.Sprintf("and %d more", len(unsure)-maxListed))
+		fallthrough
+	case len(unsure) > 0:
+		return "Verdict: INCONCLUSIVE, run more trials (" + strings.Join(unsure, ", ") + ")"
 	}
-	return "Verdict: REGRESSED (" + strings.Join(bad, ", ") + ")"
+	return "Verdict: no regression"
 }
 
 func figText(v float64, unit string) string {

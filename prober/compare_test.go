@@ -101,9 +101,10 @@ func TestCompareVerdicts(t *testing.T) {
 	}
 }
 
-func TestCompareNoisyDifferenceIsNotSignificant(t *testing.T) {
+func TestCompareNoisyDifferenceIsInconclusive(t *testing.T) {
 	// After is 20% slower on average, but its trials spread from 0.6x to
-	// 1.8x: three trials cannot tell that from noise.
+	// 1.8x: three trials can tell that neither from noise nor from a
+	// regression beyond the threshold.
 	before := synthReport(3, 0, "", 1)
 	after := synthReport(3, 0, "", 1)
 	for i, k := range []float64{0.6, 1.2, 1.8} {
@@ -113,8 +114,81 @@ func TestCompareNoisyDifferenceIsNotSignificant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := row(t, c, "get", "p99"); r.Verdict != VerdictNoChange || c.Regressed {
-		t.Fatalf("noisy get p99: %s (change %+.1f%% [%+.1f%%, %+.1f%%])", r.Verdict, r.Change*100, *r.Low*100, *r.High*100)
+	if r := row(t, c, "get", "p99"); r.Verdict != VerdictInconclusive || c.Regressed || !c.Inconclusive || c.Verdict != OverallInconclusive {
+		t.Fatalf("noisy get p99: %s (change %+.1f%% [%+.1f%%, %+.1f%%]), overall %q", r.Verdict, r.Change*100, *r.Low*100, *r.High*100, c.Verdict)
+	}
+}
+
+// TestCompareWideIntervalIsNeverNoRegression is the report of issue 14: a
+// p99 up by several times with an interval from -100% to +millions of
+// percent was "no significant change" and exit 0. It is inconclusive, in
+// the verdict line of text and markdown and in the JSON.
+func TestCompareWideIntervalIsNeverNoRegression(t *testing.T) {
+	before := synthReport(5, 0, "", 1)
+	after := synthReport(5, 0, "", 1)
+	for i, k := range []float64{0.05, 0.5, 3, 40, 300} {
+		after.Trials[i].Commands[1].Latency.Percentiles[1].Ms *= k
+	}
+	c, err := Compare(context.Background(), before, after, "before.json", "after.json", defaultOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := row(t, c, "get", "p99")
+	if *r.Low > -0.5 || *r.High < 100 {
+		t.Fatalf("the interval [%+.1f%%, %+.1f%%] is not as wide as the case it stands for", *r.Low*100, *r.High*100)
+	}
+	if r.Verdict != VerdictInconclusive || c.Regressed || !c.Inconclusive || c.Verdict != OverallInconclusive {
+		t.Fatalf("get p99 %+.1f%% [%+.1f%%, %+.1f%%]: verdict %q, overall %q (regressed %v, inconclusive %v)",
+			r.Change*100, *r.Low*100, *r.High*100, r.Verdict, c.Verdict, c.Regressed, c.Inconclusive)
+	}
+	// The other figures stay as they were: narrow intervals, no change.
+	for _, o := range c.Rows {
+		if o.Figure != "p99" || o.Command == "set" {
+			if o.Verdict != VerdictNoChange {
+				t.Errorf("%s %s: %s, want no significant change", o.Command, o.Figure, o.Verdict)
+			}
+		}
+	}
+	var text, md, js strings.Builder
+	if err := WriteComparisonText(&text, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteComparisonMarkdown(&md, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteComparisonJSON(&js, c); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+		if !strings.Contains(out, "INCONCLUSIVE, run more trials (get p99") || strings.Contains(out, "no regression") {
+			t.Errorf("%s output does not say inconclusive:\n%s", name, out)
+		}
+	}
+	if !strings.Contains(md.String(), "**inconclusive**") {
+		t.Errorf("markdown does not mark the row:\n%s", md.String())
+	}
+	if !strings.Contains(js.String(), `"verdict": "inconclusive"`) || !strings.Contains(js.String(), `"inconclusive": true`) {
+		t.Errorf("JSON lacks the verdict:\n%s", js.String())
+	}
+}
+
+// TestCompareRegressionWinsOverInconclusive: a confirmed regression is the
+// verdict even when another figure is inconclusive.
+func TestCompareRegressionWinsOverInconclusive(t *testing.T) {
+	before := synthReport(5, 0, "", 1)
+	after := synthReport(5, 2, "p50", 1.5)
+	for i, k := range []float64{0.05, 0.5, 3, 40, 300} {
+		after.Trials[i].Commands[0].Latency.Percentiles[1].Ms *= k // set p99
+	}
+	c, err := Compare(context.Background(), before, after, "b", "a", defaultOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row(t, c, "set", "p99").Verdict != VerdictInconclusive || row(t, c, "get", "p50").Verdict != VerdictRegressed {
+		t.Fatalf("rows: set p99 %s, get p50 %s", row(t, c, "set", "p99").Verdict, row(t, c, "get", "p50").Verdict)
+	}
+	if !c.Regressed || c.Inconclusive || c.Verdict != OverallRegressed {
+		t.Fatalf("overall %q (regressed %v, inconclusive %v), want regressed", c.Verdict, c.Regressed, c.Inconclusive)
 	}
 }
 

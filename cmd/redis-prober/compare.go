@@ -19,6 +19,15 @@ import (
 // a regression.
 var errRegressed = errors.New("regressed")
 
+// errInconclusive is exit code 3 of compare: nothing is proven to have
+// regressed, but some interval still holds a regression larger than the
+// threshold, so "no regression" cannot be claimed either.
+var errInconclusive = errors.New("inconclusive")
+
+// exitInconclusive is compare's exit code for an inconclusive verdict (2 is
+// bad input, like every command's usage errors).
+const exitInconclusive = 3
+
 // addCompareCommand declares `compare BEFORE.json AFTER.json`.
 func addCompareCommand(cmd *kingpin.CmdClause) command {
 	beforeFile := cmd.Arg("before", "Burst report before the change (redis-prober burst --json-out-file).").Required().String()
@@ -58,8 +67,12 @@ func addCompareCommand(cmd *kingpin.CmdClause) command {
 		if err != nil {
 			return err
 		}
-		if c.Regressed {
+		switch c.Verdict {
+		case prober.OverallRegressed:
 			return fmt.Errorf("%w: see the verdicts above", errRegressed)
+		case prober.OverallInconclusive:
+			return exitCodeError{code: exitInconclusive,
+				err: fmt.Errorf("%w: the trials are too noisy to tell; run more trials (--trials=10) or on a quieter host", errInconclusive)}
 		}
 		return nil
 	}

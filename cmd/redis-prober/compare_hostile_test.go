@@ -82,8 +82,10 @@ func TestCompareTwentyThousandCommandsFinishes(t *testing.T) {
 	// deadline is generous (the binary is built with -race, which slows
 	// JSON decoding twentyfold), not a benchmark. prober's
 	// TestCompareManyCommandsIsLinear times the comparison itself.
+	// Two trials a side over 80,000 figures cannot rule anything out: the
+	// verdict is inconclusive (exit 3); this test is about finishing.
 	code, stderr := runSplit(t, 60*time.Second, "compare", "--output=json", path, path)
-	if code != 0 {
+	if code != 0 && code != 3 {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -53,7 +53,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		"run":     addRunCommand(app.Command("run", "Run the prober and serve /metrics (the default).").Default()),
 		"doctor":  addDoctorCommand(app.Command("doctor", "One-shot host and Redis tuning report: every check with its value, why it matters and the fix, plus a short live latency measurement. Exit 1 when something critical fails.")),
 		"burst":   addBurstCommand(app.Command("burst", "Run one bounded load burst (or a step-load capacity search) with memtier_benchmark's option names.")),
-		"compare": addCompareCommand(app.Command("compare", "Compare two burst reports (before and after a change): per command p50/p99/p99.9 and throughput with intervals and a verdict. Exit 1 when something regressed, 2 on bad input.")),
+		"compare": addCompareCommand(app.Command("compare", "Compare two burst reports (before and after a change): per command p50/p99/p99.9 and throughput with intervals and a verdict. Exit 1 when something regressed, 3 when the trials are too noisy to tell (inconclusive), 2 on bad input.")),
 	}
 
 	selected, err := app.Parse(args)
@@ -84,10 +84,24 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		if errors.As(err, &ue) {
 			return 2
 		}
+		var ce exitCodeError
+		if errors.As(err, &ce) {
+			return ce.code
+		}
 		return 1
 	}
 	return 0
 }
+
+// exitCodeError is a failure with an exit code of its own, such as
+// compare's 3 (inconclusive).
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e exitCodeError) Error() string { return e.err.Error() }
+func (e exitCodeError) Unwrap() error { return e.err }
 
 type redisLogger struct{ log *slog.Logger }
 

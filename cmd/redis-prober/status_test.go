@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/redistest"
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// waitPage polls path until its body matches every pattern, for up to 15 s.
+func waitPage(t *testing.T, p *runningProber, path string, patterns ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, body := p.get(t, path)
+		ok := code == http.StatusOK
+		for _, pat := range patterns {
+			ok = ok && regexp.MustCompile(pat).MatchString(body)
+		}
+		if ok {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: status %d, no match of %q within 15s; page:\n%s\nstderr: %s", path, code, patterns, body, p.stderr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// The status page of a real prober: one Redis it may log in to, one whose
+// password is another, and neither page ever shows the password.
+func TestStatusPage(t *testing.T) {
+	const secret = "st4tus-Pa55-never-shown"
+	right := redistest.Start(t, "requirepass "+secret)
+	wrong := redistest.Start(t, "requirepass something-else")
+	p := startProber(t, []string{"REDIS_PASSWORD=" + secret}, "--redis.addr="+right.URL(), "--redis.addr="+wrong.URL(),
+		"--probe.rate=50", "--burst.interval=0")
+
+	latency := `\d+(\.\d+)? (µs|ms|s)`
+	home := waitPage(t, p, "/",
+		`<tr class="node" data-target="`+regexp.QuoteMeta(right.Addr())+`">`,
+		`<td class="name up">up</td>\s*<td>`+latency+`</td><td class="[a-z]*">`+latency+`</td>`,
+		`<td class="name down">down</td>`,
+		`WRONGPASS`)
+	for _, want := range []string{
+		`<meta http-equiv="refresh" content="10">`,
+		`<svg class="spark"`,
+		`1 of 2 nodes up`,
+		`href="/?target=` + strings.ReplaceAll(right.Addr(), ":", "%3a"),
+		`href="/metrics"`,
+	} {
+		if !strings.Contains(strings.ToLower(home), strings.ToLower(want)) {
+			t.Errorf("/ lacks %s", want)
+		}
+	}
+	if strings.Contains(home, "<script") {
+		t.Error("/ has a script")
+	}
+
+	detail := waitPage(t, p, "/?target="+right.Addr(), `<td class="name">ping</td>\s*<td>`+latency)
+	for _, cmd := range []string{"ping", "get", "set"} {
+		if !strings.Contains(detail, `<td class="name">`+cmd+`</td>`) {
+			t.Errorf("detail view lacks the %s row", cmd)
+		}
+	}
+	if strings.Contains(detail, wrong.Addr()) {
+		t.Error("detail view of one target shows the other")
+	}
+	bad := waitPage(t, p, "/?target="+wrong.Addr(), `<table class="errors">`, `WRONGPASS`)
+	if code, _ := p.get(t, "/?target=no-such-target"); code != http.StatusNotFound {
+		t.Errorf("unknown target: status %d, want 404", code)
+	}
+	if code, _ := p.get(t, "/no-such-page"); code != http.StatusNotFound {
+		t.Errorf("/no-such-page: status %d, want 404", code)
+	}
+	for name, text := range map[string]string{"/": home, "detail": detail, "wrong detail": bad, "logs": p.stderr.String()} {
+		if strings.Contains(text, secret) {
+			t.Errorf("%s shows the password", name)
+		}
+	}
+}
+
+// Text from Redis or the config is escaped, and a hostile error reply is
+// bounded before it gets here (prober.Recent); the template adds no way in.
+func TestStatusTemplateEscapes(t *testing.T) {
+	evil := `<script>alert(1)</script>"'><img src=x onerror=alert(1)>`
+	v := statusView{Refresh: 10, Telemetry: "/metrics", Nodes: []nodeView{{
+		Target: evil, Node: evil, State: "up", DetailURL: "/?target=x", Spark: sparkOf(nil, 0, 120, 24),
+		LastError: &errorView{Text: evil}, All: rowView{M1: quantOf(prober.RecentQuantiles{}, 0), M5: quantOf(prober.RecentQuantiles{}, 0)},
+	}}}
+	var buf bytes.Buffer
+	if err := statusTemplate.Execute(&buf, v); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "<script") || strings.Contains(buf.String(), "<img") {
+		t.Errorf("unescaped text on the page:\n%s", buf.String())
+	}
+	v.Detail, v.Target = true, evil
+	v.Nodes[0].Errors = []errorView{{Text: evil}}
+	buf.Reset()
+	if err := statusTemplate.Execute(&buf, v); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "<script") || strings.Contains(buf.String(), "<img") {
+		t.Errorf("unescaped text on the detail view:\n%s", buf.String())
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	pts := make([]time.Duration, 60)
+	for i := 10; i < 60; i++ {
+		pts[i] = time.Duration(100+i) * time.Microsecond
+	}
+	pts[30] = 0      // a gap
+	pts[5] = 2000000 // a lone point: 2ms
+	s := sparkOf(pts, 3*time.Millisecond, 120, 24)
+	if len(s.Lines) != 2 || len(s.Dots) != 1 || s.Empty {
+		t.Errorf("spark = %+v, want two lines around the gap and one dot", s)
+	}
+	if !s.HasObjective {
+		t.Error("objective within twice the top is drawn")
+	}
+	if e := sparkOf(make([]time.Duration, 60), 0, 120, 24); !e.Empty || len(e.Lines) != 0 {
+		t.Errorf("empty spark = %+v", e)
+	}
+}
+
+// chromium finds the headless browser, or fails (CI) / skips (elsewhere)
+// the test, as redistest does for redis-server.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium not found on PATH: CI must install it (see .ci/run)")
+	}
+	t.Skip("SKIPPING: chromium not found on PATH; install it (apt-get install chromium) to run the browser test")
+	return ""
+}
+
+func runChromium(t *testing.T, bin string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, stderr.Bytes())
+	}
+	// Chromium logs page errors (a refused resource, a script error) to
+	// stderr as CONSOLE lines; the page must have none.
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, "CONSOLE") || strings.Contains(line, "Refused to") {
+			t.Errorf("console: %s", line)
+		}
+	}
+	return out
+}
+
+// The page as a browser renders it, against a real prober and Redis: the
+// DOM Chromium built, and a screenshot kept under $ARTIFACTS_DIR.
+func TestStatusPageInBrowser(t *testing.T) {
+	bin := chromium(t)
+	srv := redistest.Start(t)
+	p := startProber(t, nil, "--redis.addr="+srv.URL(), "--redis.addr=redis://127.0.0.1:1", "--probe.rate=50", "--burst.interval=0")
+	waitPage(t, p, "/", `<td class="name up">up</td>\s*<td>\d`, `<td class="name down">down</td>`)
+
+	dom := string(runChromium(t, bin, "--dump-dom", p.url+"/"))
+	for _, pat := range []string{
+		`<title>Redis Prober</title>`,
+		`<table id="targets">`,
+		`data-target="` + regexp.QuoteMeta(srv.Addr()) + `"`,
+		`<td class="name up">up</td>\s*<td>\d+(\.\d+)? (µs|ms)</td>`,
+		`<td class="name down">down</td>`,
+		`connection refused`,
+		`<svg class="spark"[^>]*>`,
+		`p99, last hour`,
+	} {
+		if !regexp.MustCompile(pat).MatchString(dom) {
+			t.Errorf("rendered DOM lacks %s", pat)
+		}
+	}
+	detail := string(runChromium(t, bin, "--dump-dom", p.url+"/?target="+srv.Addr()))
+	if !regexp.MustCompile(`<td class="name">get</td>\s*<td>\d`).MatchString(detail) {
+		t.Errorf("rendered detail view lacks the get row with figures:\n%s", detail)
+	}
+
+	dir := os.Getenv("ARTIFACTS_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, url := range map[string]string{"status-page.png": p.url + "/", "status-detail.png": p.url + "/?target=" + srv.Addr()} {
+		shot := filepath.Join(dir, name)
+		runChromium(t, bin, "--screenshot="+shot, "--window-size=1280,900", url)
+		st, err := os.Stat(shot)
+		if err != nil || st.Size() < 5000 {
+			t.Fatalf("screenshot %s: %v (size %d)", shot, err, st.Size())
+		}
+		t.Logf("screenshot: %s", shot)
+	}
+}
+
+// The page's server time at 200 targets, with the engine's history in the
+// process: rendering the whole table must stay well under 200 ms.
+func TestStatusPageServerTime200Targets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 targets")
+	}
+	srv := redistest.Start(t)
+	status, stop := runTargets(t, srv.URL(), 200)
+	defer stop()
+	page := &statusPage{status: status, telemetry: "/metrics", log: slog.New(slog.DiscardHandler), now: time.Now}
+	var worst, total time.Duration
+	const rounds = 20
+	for range rounds {
+		rr := httptest.NewRecorder()
+		start := time.Now()
+		page.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/", nil))
+		took := time.Since(start)
+		worst, total = max(worst, took), total+took
+		if rr.Code != http.StatusOK || strings.Count(rr.Body.String(), `<tr class="node"`) != 200 {
+			t.Fatalf("status %d, %d rows", rr.Code, strings.Count(rr.Body.String(), `<tr class="node"`))
+		}
+	}
+	t.Logf("status page at 200 targets: %v mean, %v worst of %d renders", total/rounds, worst, rounds)
+	if worst > 200*time.Millisecond {
+		t.Errorf("worst render %v, want under 200ms", worst)
+	}
+}
+
+// runTargets runs an engine with the status service in this process: n
+// targets on one Redis, each with its own key tag, at 2 probes a second.
+func runTargets(t *testing.T, url string, n int) (*engine.Status, func()) {
+	t.Helper()
+	_, ep, err := engine.ParseAddr(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, err := prober.ParseCommands("ping,get,set")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg engine.Config
+	for i := range n {
+		name := fmt.Sprintf("target-%03d", i)
+		cfg.Targets = append(cfg.Targets, engine.Target{Name: name, Endpoint: ep, Objective: 5 * time.Millisecond,
+			SeedInterval: 30 * time.Second, Probe: prober.ProbeConfig{Rate: 2, Timeout: time.Second, Commands: cmds,
+				Connections: 1, DataSize: 32, KeyTTL: time.Minute, Namespace: prober.Namespace{Prefix: "redis-prober:", Tag: name}}})
+	}
+	cfg.CleanupTimeout = 5 * time.Second
+	status := engine.NewStatus()
+	eng := engine.New(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), status)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		eng.Run(ctx, cfg)
+	}()
+	stop := func() {
+		cancel()
+		<-done
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		up := 0
+		for _, ns := range status.Snapshot("", time.Now()) {
+			if ns.Up == prober.UpYes && ns.All.Last1m.Count > 0 {
+				up++
+			}
+		}
+		if up == n {
+			return status, stop
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("%d of %d targets up after 30s", up, n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

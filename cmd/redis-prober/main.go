@@ -42,6 +42,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	app := kingpin.New(exporterName, "Prometheus exporter and continuous synthetic prober for Redis latency.")
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
+	app.UsageTemplate(usageTemplate)
 	app.UsageWriter(stdout)
 	app.ErrorWriter(stderr)
 	app.Terminate(nil) // --help and --version return here instead of exiting deep inside kingpin
@@ -61,7 +62,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: error: %s\n", exporterName, err)
 		return 2
 	}
-	if helpOrVersion(args) {
+	if helpOrVersion(args) || selected == "help" {
 		return 0
 	}
 	run, ok := commands[selected]
@@ -102,6 +103,17 @@ type exitCodeError struct {
 
 func (e exitCodeError) Error() string { return e.err.Error() }
 func (e exitCodeError) Unwrap() error { return e.err }
+
+// usageTemplate is kingpin's, plus the flags of the default command (run)
+// when no command is named: `redis-prober --help` lists what `redis-prober`
+// alone accepts.
+var usageTemplate = kingpin.DefaultUsageTemplate + `{{if not .Context.SelectedCommand -}}
+{{range .App.Commands}}{{if .Default -}}
+Flags of "{{.Name}}", the default command (also: {{$.App.Name}} {{.Name}} --help):
+{{.Flags|FlagsToTwoColumns|FormatTwoColumns}}
+{{end}}{{end -}}
+{{end -}}
+`
 
 type redisLogger struct{ log *slog.Logger }
 

@@ -140,11 +140,12 @@ func Latency() (dashboard.Dashboard, error) {
 			"Connect probes per second by result.",
 			"reqps", 8, 8, thresholds(green)).
 			WithTarget(query("A", `sum by (target, result) (rate(redis_prober_connects_total{target=~"$target"}[$__rate_interval]))`, "{{target}} {{result}}"))).
-		WithPanel(graph(22, "Host jitter",
-			"The prober host's own scheduling stalls (what redis-cli --intrinsic-latency shows) and how late the prober's timer woke for due probes; neither is charged to Redis. High values mean the host, not Redis, is slow.",
+		WithPanel(graph(22, "Host delay: is it this host?",
+			"This host's own delays, none of them charged to Redis: how long replies sat in the kernel before the prober read them (client delay, every probe), the host's scheduling stalls (what redis-cli --intrinsic-latency shows) and how late the prober's timer woke. High here with a flat latency means the prober's host is slow, not Redis or the network.",
 			"s", 8, 8, thresholds(green, step{0.001, orange})).
-			WithTarget(query("A", quantile("0.99", "redis_prober_intrinsic_latency_seconds", "", "instance"), "intrinsic p99 {{instance}}")).
-			WithTarget(query("B", quantile("0.99", "redis_prober_schedule_lag_seconds", "", "instance"), "timer lag p99 {{instance}}")))
+			WithTarget(query("A", quantile("0.99", "redis_prober_client_delay_seconds", byTarget, "instance"), "client delay p99 {{instance}}")).
+			WithTarget(query("B", quantile("0.99", "redis_prober_intrinsic_latency_seconds", "", "instance"), "intrinsic p99 {{instance}}")).
+			WithTarget(query("C", quantile("0.99", "redis_prober_schedule_lag_seconds", "", "instance"), "timer lag p99 {{instance}}")))
 
 	b = b.WithRow(dashboard.NewRowBuilder("Changes").Id(23)).
 		WithPanel(graph(24, "Changes detected",

@@ -49,7 +49,7 @@ func NewBurstMetrics(reg prometheus.Registerer) *BurstMetrics {
 		}, []string{"target", "node", "plan"}),
 		capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "redis_prober_capacity_ops_per_second",
-			Help: "Highest throughput that met the latency objective in the last step-load capacity search (0 when none did).",
+			Help: "Highest throughput that met the latency objective in the last step-load capacity search (0 when none did); a lower bound when every step met it, the search stopping at its rate ceiling (--burst.rate), not at the server's limit.",
 		}, []string{"target", "node", "plan"}),
 	}
 	reg.MustRegister(m.runs, m.decisions, m.lastOps, m.lastLatency, m.lastEnd, m.capacity)

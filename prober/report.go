@@ -64,7 +64,8 @@ type StepPlanReport struct {
 	Increase         float64 `json:"increase"`
 	MaxRate          float64 `json:"max_rate,omitempty"`
 	StepSeconds      float64 `json:"step_seconds"`
-	MaxSteps         int     `json:"max_steps"`
+	MaxSteps         int     `json:"max_steps"`             // 0: no fixed number
+	MaxSeconds       float64 `json:"max_seconds,omitempty"` // the whole search's time bound
 	ObjectiveSeconds float64 `json:"objective_p99_seconds"`
 	MaxErrorRatio    float64 `json:"max_error_ratio"`
 }
@@ -141,6 +142,10 @@ type CapacityReport struct {
 	Rate             float64 `json:"rate"`
 	ObjectiveSeconds float64 `json:"objective_p99_seconds"`
 	Stop             string  `json:"stop"`
+	// LowerBound: the last step still met the objective, so the search
+	// stopped at its own ceiling (Stop) and the server can take at least
+	// OpsPerSec; its limit was not found.
+	LowerBound bool `json:"capacity_is_lower_bound"`
 }
 
 // CleanupReport says what the burst left: nothing, unless Error is set.
@@ -246,7 +251,7 @@ func NewBurstReport(target string, r *BurstResult, env *Environment, percentiles
 func NewStepReport(target string, s *StepResult, sp StepPlan, env *Environment, percentiles []float64) *Report {
 	rep := NewBurstReport(target, &s.Final, env, percentiles)
 	rep.StepPlan = &StepPlanReport{Start: sp.Start, Increase: sp.Increase, MaxRate: sp.MaxRate,
-		StepSeconds: sp.StepTime.Seconds(), MaxSteps: sp.MaxSteps, ObjectiveSeconds: sp.Objective.Seconds(),
+		StepSeconds: sp.StepTime.Seconds(), MaxSteps: sp.MaxSteps, MaxSeconds: sp.MaxTime.Seconds(), ObjectiveSeconds: sp.Objective.Seconds(),
 		MaxErrorRatio: sp.MaxErrorRatio}
 	for _, row := range s.Steps {
 		r := row.Result
@@ -260,7 +265,8 @@ func NewStepReport(target string, s *StepResult, sp StepPlan, env *Environment, 
 		}
 		rep.Steps = append(rep.Steps, sr)
 	}
-	rep.Capacity = &CapacityReport{OpsPerSec: s.Capacity, Rate: s.Rate, ObjectiveSeconds: sp.Objective.Seconds(), Stop: s.Stop}
+	rep.Capacity = &CapacityReport{OpsPerSec: s.Capacity, Rate: s.Rate, ObjectiveSeconds: sp.Objective.Seconds(), Stop: s.Stop,
+		LowerBound: s.LowerBound}
 	return rep
 }
 

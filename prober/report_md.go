@@ -50,6 +50,7 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 		"Capacity":     "",
 		"CapacityRate": thousands(rep.Capacity.Rate),
 		"Stop":         mdEscape(stopText(rep.Capacity.Stop)),
+		"LowerBound":   rep.Capacity.LowerBound,
 		"Chart":        chartName,
 	}
 	if rep.Capacity.OpsPerSec > 0 {
@@ -77,8 +78,7 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 		{"commands (weights)", strings.Join(mix, ", ")},
 		{"keys", fmt.Sprintf("%s over %d..%d", mdEscape(p.KeyPattern), p.KeyMinimum, p.KeyMaximum)},
 		{"data size", dataSizeText(p)},
-		{"steps", fmt.Sprintf("from %s ops/s, +%s every %gs, at most %d steps%s", thousands(rep.StepPlan.Start),
-			thousands(rep.StepPlan.Increase), rep.StepPlan.StepSeconds, rep.StepPlan.MaxSteps, maxRateText(rep.StepPlan.MaxRate))},
+		{"steps", stepsText(rep.StepPlan)},
 		{"warm-up per step", fmt.Sprintf("%gs", p.WarmupSeconds)},
 		{"bytes written at most", strconv.FormatInt(p.MaxBytes, 10)},
 		{"key prefix", "`" + mdEscape(p.KeyPrefix) + "`"},
@@ -129,11 +129,22 @@ func dataSizeText(p PlanReport) string {
 	return fmt.Sprintf("%d bytes", p.DataSize)
 }
 
-func maxRateText(r float64) string {
-	if r <= 0 {
-		return ""
+// stepsText describes the ramp and the bounds it had.
+func stepsText(sp *StepPlanReport) string {
+	s := fmt.Sprintf("from %s ops/s, +%s every %gs, until a step misses the objective", thousands(sp.Start),
+		thousands(sp.Increase), sp.StepSeconds)
+	if sp.MaxSteps > 0 {
+		s += fmt.Sprintf(", at most %d steps", sp.MaxSteps)
 	}
-	return ", up to " + thousands(r) + " ops/s"
+	if sp.MaxRate > 0 {
+		s += ", up to " + thousands(sp.MaxRate) + " ops/s"
+	}
+	if sp.MaxSeconds > 0 {
+		d := time.Duration(sp.MaxSeconds * float64(time.Second)).String()
+		d = strings.TrimSuffix(strings.TrimSuffix(d, "0s"), "0m") // 1h0m0s reads 1h
+		s += ", at most " + d + " in all"
+	}
+	return s
 }
 
 func stopText(s string) string {
@@ -148,6 +159,8 @@ func stopText(s string) string {
 		return "the highest rate allowed was reached"
 	case "max-steps":
 		return "the most steps allowed were run"
+	case "time":
+		return "the search's time bound was reached"
 	case "bytes":
 		return "the bytes-written bound was reached"
 	case ReasonP99:

@@ -2,19 +2,24 @@ package prober
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
 // StepPlan is a step-load capacity search: the rate starts at Start and
 // rises by Increase every StepTime until the p99 exceeds Objective, errors
-// exceed MaxErrorRatio, the server cannot keep up, MaxRate or MaxSteps is
-// reached, or the governor aborts.
+// exceed MaxErrorRatio, the server cannot keep up, or the governor aborts;
+// or until the search's own bounds (MaxRate, MaxSteps, MaxTime, the plan's
+// bytes) are reached, when every step met the objective and the capacity
+// found is only a lower bound.
 type StepPlan struct {
-	Start         float64
-	Increase      float64
-	MaxRate       float64 // 0: no ceiling but MaxSteps
-	StepTime      time.Duration
-	MaxSteps      int
+	Start    float64
+	Increase float64
+	MaxRate  float64 // 0: no rate ceiling
+	StepTime time.Duration
+	MaxSteps int // 0: no fixed number of steps
+	// MaxTime bounds the whole search, every step with its warm-up; 0: none.
+	MaxTime       time.Duration
 	Objective     time.Duration
 	MaxErrorRatio float64
 }
@@ -35,8 +40,12 @@ func (s StepPlan) Validate() error {
 		return fieldErr("step-max-rate", "%v must be 0 (none) or at least the start rate %v", s.MaxRate, s.Start)
 	case s.StepTime < 100*time.Millisecond:
 		return fieldErr("step-duration", "%v must be at least 100ms", s.StepTime)
-	case s.MaxSteps < 1 || s.MaxSteps > 1000:
-		return fieldErr("step-max-steps", "%d must be from 1 to 1000", s.MaxSteps)
+	case s.MaxSteps < 0 || s.MaxSteps > 1000:
+		return fieldErr("step-max-steps", "%d must be from 0 (no fixed number) to 1000", s.MaxSteps)
+	case s.MaxTime < 0:
+		return fieldErr("step-max-time", "must not be negative")
+	case s.MaxSteps == 0 && s.MaxRate == 0 && s.MaxTime == 0:
+		return fieldErr("step-max-steps", "0 needs another bound: a maximum rate or time")
 	case s.Objective <= 0:
 		return fieldErr("objective", "must be above 0")
 	case s.MaxErrorRatio < 0 || s.MaxErrorRatio > 1:
@@ -45,18 +54,30 @@ func (s StepPlan) Validate() error {
 	return nil
 }
 
-// Steps returns how many steps the search can take at most.
-func (s StepPlan) Steps() int {
-	n := s.MaxSteps
-	if s.MaxRate > 0 {
-		n = min(n, int((s.MaxRate-s.Start)/s.Increase)+1)
+// Steps returns how many steps the search can take at most with a warm-up
+// before each, and the bound that sets it: max-steps, max-rate or time.
+func (s StepPlan) Steps(warmup time.Duration) (int, string) {
+	n, bound := math.MaxInt, ""
+	if s.MaxSteps > 0 {
+		n, bound = s.MaxSteps, "max-steps"
 	}
-	return n
+	if s.MaxRate > 0 {
+		if r := int((s.MaxRate-s.Start)/s.Increase) + 1; r <= n {
+			n, bound = r, "max-rate"
+		}
+	}
+	if s.MaxTime > 0 {
+		if t := int(s.MaxTime / (s.StepTime + warmup)); t < n {
+			n, bound = t, "time"
+		}
+	}
+	return n, bound
 }
 
 // Duration is the longest the search can last.
 func (s StepPlan) Duration(warmup time.Duration) time.Duration {
-	return time.Duration(s.Steps()) * (s.StepTime + warmup)
+	n, _ := s.Steps(warmup)
+	return time.Duration(n) * (s.StepTime + warmup)
 }
 
 // StepRow is one step of the search.
@@ -75,8 +96,12 @@ type StepResult struct {
 	Capacity float64 // achieved ops/s of the highest passing step, 0 if none
 	Rate     float64 // target rate of that step
 	// Stop says why the search ended: objective, errors, saturated,
-	// max-rate, max-steps, bytes, or the governor's reason.
+	// max-rate, max-steps, time, bytes, or the governor's reason.
 	Stop string
+	// LowerBound is set when the last step still met the objective: the
+	// search stopped at its own ceiling (Stop is max-rate, max-steps, time
+	// or bytes), not at the server's, which can take at least Capacity.
+	LowerBound bool
 	// Final is the search as one burst: its outcome, reason, totals of all
 	// steps, cleanup figures.
 	Final BurstResult
@@ -111,7 +136,8 @@ func (b *Burster) RunSteps(ctx context.Context, plan BurstPlan, sp StepPlan) Ste
 	var elapsed time.Duration
 	var bytes int64
 	final.Outcome, final.Reason = OutcomeCompleted, ReasonNone
-	for i := range sp.Steps() {
+	steps, bound := sp.Steps(plan.Warmup)
+	for i := 0; i < steps; i++ {
 		rate := sp.Start + float64(i)*sp.Increase
 		p := plan
 		p.Rate, p.TestTime, p.Requests = rate, sp.StepTime, 0
@@ -148,10 +174,10 @@ func (b *Burster) RunSteps(ctx context.Context, plan BurstPlan, sp StepPlan) Ste
 		}
 	}
 	if out.Stop == "" {
-		out.Stop = "max-steps"
-		if sp.MaxRate > 0 && sp.Start+float64(len(out.Steps))*sp.Increase > sp.MaxRate {
-			out.Stop = "max-rate"
-		}
+		out.Stop = bound
+	}
+	if n := len(out.Steps); n > 0 && out.Steps[n-1].Passed {
+		out.LowerBound = true
 	}
 	final.End = time.Now()
 	if len(out.Steps) > 0 {

@@ -198,25 +198,34 @@ type stepFlags struct {
 	maxErrors *float64
 }
 
-func addStepFlags(g flagGroup, prefix string) *stepFlags {
+// addStepFlags declares the step-search flags; maxSteps is the default of
+// --step-max-steps ("0": the ramp goes on until a step misses the
+// objective or a bound of the plan is reached).
+func addStepFlags(g flagGroup, prefix, maxSteps string) *stepFlags {
 	n := func(s string) string { return prefix + s }
 	return &stepFlags{
-		prefix:    prefix,
-		start:     floatFlag(g, n("step-start"), "Rate of the first step (ops/s).", "1000"),
-		increase:  floatFlag(g, n("step-increase"), "Rate added at every step (ops/s).", "1000"),
-		maxRate:   floatFlag(g, n("step-max-rate"), "Highest rate to try (0: --"+n("step-max-steps")+" bounds the search).", "0"),
-		duration:  secondsFlag(g, n("step-duration"), "Measured length of each step.", "10s"),
-		maxSteps:  intFlag(g, n("step-max-steps"), "Most steps to run.", "20"),
+		prefix:   prefix,
+		start:    floatFlag(g, n("step-start"), "Rate of the first step (ops/s).", "1000"),
+		increase: floatFlag(g, n("step-increase"), "Rate added at every step (ops/s).", "1000"),
+		maxRate:  floatFlag(g, n("step-max-rate"), "Highest rate to try (0: no ceiling).", "0"),
+		duration: secondsFlag(g, n("step-duration"), "Measured length of each step.", "10s"),
+		maxSteps: intFlag(g, n("step-max-steps"), "Most steps to run (0: no fixed number; the ramp goes on until a step misses the objective, "+
+			"or the rate ceiling, the bytes bound or the longest test time is reached).", maxSteps),
 		objective: durationFlag(g, n("objective"), "The p99 a step must stay under.", "5ms"),
 		maxErrors: floatFlag(g, n("step-max-errors"), "The error ratio a step must stay under.", "0.001"),
 	}
 }
 
-func (f *stepFlags) plan() (prober.StepPlan, error) {
+// plan validates the flags into a search bounded, in all, by the longest
+// test time of limits.
+func (f *stepFlags) plan(limits prober.BurstLimits, warmup time.Duration) (prober.StepPlan, error) {
 	sp := prober.StepPlan{Start: *f.start, Increase: *f.increase, MaxRate: *f.maxRate, StepTime: *f.duration,
-		MaxSteps: *f.maxSteps, Objective: *f.objective, MaxErrorRatio: *f.maxErrors}
+		MaxSteps: *f.maxSteps, MaxTime: limits.MaxTestTime, Objective: *f.objective, MaxErrorRatio: *f.maxErrors}
 	if err := sp.Validate(); err != nil {
 		return sp, fieldUsage(f.prefix, err)
+	}
+	if n, _ := sp.Steps(warmup); n < 1 {
+		return sp, usagef("--%sstep-duration: %v with the warm-up %v must be at most %v", f.prefix, sp.StepTime, warmup, limits.MaxTestTime)
 	}
 	return sp, nil
 }
@@ -230,7 +239,7 @@ func addBurstRunFlags(g flagGroup) extension {
 		testTime: "10s", requests: "0", rate: "2000", warmup: "1s", maxBytes: "16777216", timeout: "1s",
 		abortP99: "20ms", maxServerOps: "50000"})
 	step := g.Flag("burst.step", "Make every periodic burst a step-load capacity search up to --burst.rate.").Bool()
-	sf := addStepFlags(g, "burst.")
+	sf := addStepFlags(g, "burst.", "20")
 	maxConcurrent := intFlag(g, "burst.max-concurrent", "Most bursts running at once across all targets.", "4")
 	return func(env extensionEnv) ([]engine.Service, error) {
 		if *interval == 0 {
@@ -254,7 +263,7 @@ func addBurstRunFlags(g flagGroup) extension {
 		cfg := engine.BurstsConfig{Interval: *interval, Plan: plan, Guards: guards, MaxConcurrent: *maxConcurrent,
 			CleanupTimeout: 10 * time.Second}
 		if *step {
-			sp, err := sf.plan()
+			sp, err := sf.plan(prober.RunLimits, plan.Warmup)
 			if err != nil {
 				return nil, err
 			}
@@ -287,7 +296,7 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 	jsonOut := cmd.Flag("json-out-file", "Write the JSON report (plan, environment, figures, full histograms) here.").String()
 	percentiles := cmd.Flag("print-percentiles", "Percentiles of the ALL STATS table.").Default("50,99,99.9").String()
 	step := cmd.Flag("step", "Run a step-load capacity search instead of one burst.").Bool()
-	sf := addStepFlags(cmd, "")
+	sf := addStepFlags(cmd, "", "0")
 	report := cmd.Flag("report", "With --step: write a Markdown report here and its SVG chart beside it.").String()
 	procfs := cmd.Flag("path.procfs", "procfs mount point, for the environment snapshot.").Default("/proc").String()
 	sysfs := cmd.Flag("path.sysfs", "sysfs mount point, for the environment snapshot.").Default("/sys").String()
@@ -330,7 +339,7 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 			return usagef("--trials: a step-load search runs once; drop --trials or --step")
 		}
 		if *step {
-			if sp, err = sf.plan(); err != nil {
+			if sp, err = sf.plan(prober.CLILimits, plan.Warmup); err != nil {
 				return err
 			}
 			plan.KeyTTL = sp.Duration(plan.Warmup) + time.Minute
@@ -456,6 +465,11 @@ func writeStepTable(env *cliEnv, sr *prober.StepResult) {
 			verdict = "failed: " + s.Why
 		}
 		fmt.Fprintf(env.stdout, "%6d %14.0f %14.0f %10.3f %10.3f %10.3f %8d  %s\n", i+1, s.Rate, s.Achieved, p50, p99, p999, errs, verdict)
+	}
+	if sr.LowerBound {
+		fmt.Fprintf(env.stdout, "\nCapacity: at least %.0f ops/s met the objective; every step did, so this is the ramp's ceiling, not the server's (stopped: %s)\n",
+			sr.Capacity, sr.Stop)
+		return
 	}
 	fmt.Fprintf(env.stdout, "\nCapacity: %.0f ops/s met the objective (stopped: %s)\n", sr.Capacity, sr.Stop)
 }

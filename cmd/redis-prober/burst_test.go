@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
@@ -74,8 +77,15 @@ func TestBurstCommandStepReport(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "STEP LOAD") || !strings.Contains(stdout, "Capacity:") {
+	// Both steps met 50ms: the answer is the ramp's ceiling, a lower bound.
+	if !strings.Contains(stdout, "STEP LOAD") || !strings.Contains(stdout, "Capacity: at least ") ||
+		!strings.Contains(stdout, "not the server's (stopped: max-steps)") {
 		t.Fatalf("stdout:\n%s", stdout)
+	}
+	var rep prober.Report
+	if b, err := os.ReadFile(filepath.Join(dir, "capacity.json")); err != nil || json.Unmarshal(b, &rep) != nil ||
+		rep.Capacity == nil || !rep.Capacity.LowerBound {
+		t.Fatalf("JSON report: %v, capacity %+v", err, rep.Capacity)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "capacity.md"))
 	if err != nil {
@@ -163,5 +173,27 @@ func TestBurstCommandUnreachableServer(t *testing.T) {
 				t.Errorf("files written for a server that was never reached: %v", files)
 			}
 		})
+	}
+}
+
+// The default ramp has no fixed ceiling of its own (it was 20 steps of
+// 1000, so 20k ops/s): it rises until a step misses the objective, within
+// the one-shot command's longest test time.
+func TestBurstStepDefaultRamp(t *testing.T) {
+	app := kingpin.New("test", "")
+	sf := addStepFlags(app, "", "0")
+	if _, err := app.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	sp, err := sf.plan(prober.CLILimits, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, bound := sp.Steps(time.Second)
+	if top := sp.Start + float64(n-1)*sp.Increase; top < 100000 || bound != "time" {
+		t.Fatalf("the default ramp stops at %.0f ops/s (%s)", top, bound)
+	}
+	if d := sp.Duration(time.Second); d > prober.CLILimits.MaxTestTime {
+		t.Fatalf("the default ramp may run %v, beyond %v", d, prober.CLILimits.MaxTestTime)
 	}
 }

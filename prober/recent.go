@@ -313,7 +313,8 @@ type RecentSnapshot struct {
 	All      RecentCommand
 	Commands []RecentCommand
 	// Spark is the p99 of each of the last RecentSparkPoints whole minutes,
-	// oldest first; 0 where the minute had no samples.
+	// oldest first, then of the current minute so far; 0 where a minute
+	// had no samples.
 	Spark  []time.Duration
 	Errors []RecentError
 }
@@ -351,9 +352,14 @@ func (r *Recent) Snapshot(now time.Time) RecentSnapshot {
 	for ci, name := range r.commands {
 		snap.Commands[ci] = RecentCommand{Command: name, Last1m: window(ci, 1), Last5m: window(ci, 5)}
 	}
-	snap.Spark = make([]time.Duration, RecentSparkPoints)
+	snap.Spark = make([]time.Duration, RecentSparkPoints+1)
 	for i := range RecentSparkPoints {
 		snap.Spark[i] = time.Duration(r.spark[(r.sparkHead+1+i)%RecentSparkPoints]) * time.Microsecond
+	}
+	var h [recentBuckets]float64
+	r.addSlot(&h, -1, r.slots[r.head], 1)
+	if total := sum(h[:]); total > 0 {
+		snap.Spark[RecentSparkPoints] = floatQuantile(h[:], total, 0.99)
 	}
 	r.mu.Unlock()
 	r.emu.Lock()

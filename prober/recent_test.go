@@ -66,8 +66,8 @@ func TestRecentQuantilesAndSlidingWindows(t *testing.T) {
 		t.Errorf("ping 5m after 2.5 min = %+v, want 1001 samples", c)
 	}
 	n := len(s.Spark)
-	if n != RecentSparkPoints || !near(s.Spark[n-2], 10*time.Millisecond) || s.Spark[n-1] != 0 {
-		t.Errorf("sparkline ends %v, want minute 0's p99 (10ms) then an empty minute 1", s.Spark[n-3:])
+	if n != RecentSparkPoints+1 || !near(s.Spark[n-3], 10*time.Millisecond) || s.Spark[n-2] != 0 || !near(s.Spark[n-1], time.Millisecond) {
+		t.Errorf("sparkline ends %v, want minute 0's p99 (10ms), an empty minute 1, then minute 2 so far (1ms)", s.Spark[n-4:])
 	}
 
 	// Six and a half minutes on, the last five minutes are 1.5 to 6.5:

@@ -134,7 +134,7 @@ func (p *statusPage) view(target string, detail bool) statusView {
 			v.Unknown++
 		}
 		if !n.UpSince.IsZero() {
-			nv.Since = ago(now, n.UpSince)
+			nv.Since = "for " + span(now, n.UpSince)
 		}
 		for _, c := range n.Commands {
 			nv.Commands = append(nv.Commands, rowOf(c, n.Objective))
@@ -187,15 +187,18 @@ func fmtLatency(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'g', 3, 64) + " s"
 }
 
-func ago(now, t time.Time) string {
+func ago(now, t time.Time) string { return span(now, t) + " ago" }
+
+// span is the time from t to now, to the second under a minute.
+func span(now, t time.Time) string {
 	d := max(now.Sub(t), 0)
 	switch {
 	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+		return fmt.Sprintf("%ds", int(d.Seconds()))
 	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
-	return fmt.Sprintf("%dh%02dm ago", int(d.Hours()), int(d.Minutes())%60)
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
 type sparkView struct {
@@ -229,10 +232,10 @@ func sparkOf(points []time.Duration, objective time.Duration, w, h int) sparkVie
 	}
 	if n == 0 {
 		v.Empty = true
-		v.Label = "p99 over the last hour: no whole minute measured yet"
+		v.Label = "p99 over the last hour: nothing measured yet"
 		return v
 	}
-	v.Label = fmt.Sprintf("p99 over the last hour: highest %s, last %s", fmtLatency(top), fmtLatency(last))
+	v.Label = fmt.Sprintf("p99 per minute over the last hour, the last point this minute so far: highest %s, last %s", fmtLatency(top), fmtLatency(last))
 	scale := top
 	if objective > 0 && objective <= 2*top {
 		scale = max(scale, objective)

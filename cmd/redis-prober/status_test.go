@@ -196,6 +196,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 		`<td class="name down">down</td>`,
 		`connection refused`,
 		`<svg class="spark"[^>]*>`,
+		// The current minute's p99 is the sparkline's first point.
+		`<svg class="spark"[^>]*><title>p99 per minute[^<]*</title>.*?<circle `,
 		`p99, last hour`,
 	} {
 		if !regexp.MustCompile(pat).MatchString(dom) {

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -197,40 +196,50 @@ func TestWireTiming(t *testing.T) {
 
 // A unix-socket target has no kernel stamps: the probe says so (clock
 // user, one log line) and times requests in user space.
-func TestUnixSocketFallsBackToUserClock(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	redistest.Start(t, "unixsocket "+sock, "unixsocketperm 700")
+// pingProbe runs a PING probe at rate against ep as target until n of its
+// requests have ended with res, then stops it; it returns the metrics and
+// the probe's log.
+func pingProbe(t *testing.T, target string, ep Endpoint, rate float64, res Result, n float64) (*Metrics, *prometheus.Registry, string) {
+	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
-	rec := m.ForTarget("unix", []string{"ping"}, 5*time.Millisecond)
+	rec := m.ForTarget(target, []string{"ping"}, 5*time.Millisecond)
 	var logs syncBuf
 	cmds, err := ParseCommands("ping")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := NewProbe(ProbeConfig{Rate: 100, Timeout: time.Second, Commands: cmds, Namespace: Namespace{Prefix: "redis-prober:", Tag: "u"}},
-		Endpoint{Network: "unix", Addr: sock}, rec, NewFaultLog(slog.New(slog.NewTextHandler(&logs, nil))))
+	p := NewProbe(ProbeConfig{Rate: rate, Timeout: time.Second, Commands: cmds, Namespace: Namespace{Prefix: "redis-prober:", Tag: target}},
+		ep, rec, NewFaultLog(slog.New(slog.NewTextHandler(&logs, nil))))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); p.Run(ctx) }()
+	defer func() { cancel(); <-done }()
 	deadline := time.Now().Add(10 * time.Second)
-	for testutil.ToFloat64(m.requests.WithLabelValues("unix", "", "ping", "probe", "ok")) < 20 {
+	for testutil.ToFloat64(m.requests.WithLabelValues(target, "", "ping", "probe", res.String())) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("no probes answered; log:\n%s", logs.String())
+			t.Fatalf("fewer than %v probes %v within 10s; log:\n%s", n, res, logs.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
 	<-done
+	return m, reg, logs.String()
+}
+
+func TestUnixSocketFallsBackToUserClock(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	redistest.Start(t, "unixsocket "+sock, "unixsocketperm 700")
+	m, reg, logs := pingProbe(t, "unix", Endpoint{Network: "unix", Addr: sock}, 100, ResultOK, 20)
 	if v := testutil.ToFloat64(m.clock.WithLabelValues("unix", "", "user")); v != 1 {
 		t.Errorf("clock user = %v, want 1", v)
 	}
 	if n := testutil.CollectAndCount(m.clock); n != 1 {
 		t.Errorf("%d clock series, want only the user one", n)
 	}
-	if n := strings.Count(logs.String(), "kernel timestamps unavailable"); n != 1 {
-		t.Errorf("%d log lines saying the stamps are unavailable, want 1:\n%s", n, logs.String())
+	if n := strings.Count(logs, "kernel timestamps unavailable"); n != 1 {
+		t.Errorf("%d log lines saying the stamps are unavailable, want 1:\n%s", n, logs)
 	}
 	if n := histCount(t, reg, "redis_prober_client_delay_seconds"); n != 0 {
 		t.Errorf("client delay recorded on a connection without stamps")
@@ -241,24 +250,7 @@ func TestUnixSocketFallsBackToUserClock(t *testing.T) {
 // every request.
 func TestProbeRecordsClientDelay(t *testing.T) {
 	srv := redistest.Start(t)
-	reg := prometheus.NewRegistry()
-	m := NewMetrics(reg)
-	rec := m.ForTarget("tcp", []string{"ping"}, 5*time.Millisecond)
-	cmds, _ := ParseCommands("ping")
-	p := NewProbe(ProbeConfig{Rate: 200, Timeout: time.Second, Commands: cmds, Namespace: Namespace{Prefix: "redis-prober:", Tag: "t"}},
-		Endpoint{Network: "tcp", Addr: srv.Addr()}, rec, NewFaultLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); p.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for testutil.ToFloat64(m.requests.WithLabelValues("tcp", "", "ping", "probe", "ok")) < 200 {
-		if time.Now().After(deadline) {
-			t.Fatal("no probes answered")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	cancel()
-	<-done
+	m, reg, _ := pingProbe(t, "tcp", Endpoint{Network: "tcp", Addr: srv.Addr()}, 200, ResultOK, 200)
 	if v := testutil.ToFloat64(m.clock.WithLabelValues("tcp", "", "kernel")); v != 1 {
 		t.Errorf("clock kernel = %v, want 1", v)
 	}
@@ -317,30 +309,12 @@ func (b *syncBuf) String() string { b.lock(); defer func() { <-b.mu }(); return 
 func TestRefusalReasonReachesTheLog(t *testing.T) {
 	const denied = "DENIED Redis is running in protected mode because protected mode is enabled"
 	srv := faulttest.Refusing(t, "-"+denied+"\r\n")
-	reg := prometheus.NewRegistry()
-	m := NewMetrics(reg)
-	rec := m.ForTarget("refusing", []string{"ping"}, 5*time.Millisecond)
-	var logs syncBuf
-	cmds, _ := ParseCommands("ping")
-	p := NewProbe(ProbeConfig{Rate: 50, Timeout: time.Second, Commands: cmds, Namespace: Namespace{Prefix: "redis-prober:", Tag: "r"}},
-		Endpoint{Network: "tcp", Addr: srv.Addr()}, rec, NewFaultLog(slog.New(slog.NewTextHandler(&logs, nil))))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); p.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for testutil.ToFloat64(m.requests.WithLabelValues("refusing", "", "ping", "probe", "error")) < 20 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no failed probes; log:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	m, _, logs := pingProbe(t, "refusing", Endpoint{Network: "tcp", Addr: srv.Addr()}, 50, ResultError, 20)
+	if !strings.Contains(logs, denied) {
+		t.Errorf("Redis's reason is not in the log:\n%s", logs)
 	}
-	cancel()
-	<-done
-	if !strings.Contains(logs.String(), denied) {
-		t.Errorf("Redis's reason is not in the log:\n%s", logs.String())
-	}
-	if strings.Count(logs.String(), "probe failing") > 2 {
-		t.Errorf("more than two failure lines for one refusal:\n%s", logs.String())
+	if strings.Count(logs, "probe failing") > 2 {
+		t.Errorf("more than two failure lines for one refusal:\n%s", logs)
 	}
 	if v := testutil.ToFloat64(m.up.WithLabelValues("refusing", "")); v != 0 {
 		t.Errorf("up %v for a server refusing every client", v)

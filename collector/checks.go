@@ -61,9 +61,13 @@ type Check struct {
 	// Warns: the check also has a warning level below its failure
 	// threshold, exported as a second series with severity="warning".
 	Warns bool
-	Why   string
-	Fix   string
-	eval  func(f *Facts) (Status, string)
+	// RedisHost: the check reads this host's /proc or /sys as the host
+	// Redis runs on (a Redis-scope check with a host input). It is only
+	// meaningful when Redis runs here: its process is visible.
+	RedisHost bool
+	Why       string
+	Fix       string
+	eval      func(f *Facts) (Status, string)
 }
 
 // Result is a check's outcome and the value it saw (or why it is unknown).
@@ -161,7 +165,7 @@ func Checks() []Check {
 			},
 		},
 		{
-			ID: "somaxconn", Severity: SeverityWarning, Scope: ScopeRedis,
+			ID: "somaxconn", Severity: SeverityWarning, Scope: ScopeRedis, RedisHost: true,
 			Why: "The kernel silently caps Redis' listen backlog (tcp-backlog) at net.core.somaxconn; a burst of new connections then waits in SYN retries (1 s, 3 s).",
 			Fix: "sysctl -w net.core.somaxconn=4096\necho 'net.core.somaxconn = 4096' >> /etc/sysctl.d/60-redis.conf   # at least tcp-backlog, then restart Redis",
 			eval: func(f *Facts) (Status, string) {
@@ -169,7 +173,7 @@ func Checks() []Check {
 			},
 		},
 		{
-			ID: "tcp_max_syn_backlog", Severity: SeverityWarning, Scope: ScopeRedis,
+			ID: "tcp_max_syn_backlog", Severity: SeverityWarning, Scope: ScopeRedis, RedisHost: true,
 			Why: "Half-open connections beyond net.ipv4.tcp_max_syn_backlog are dropped: connection storms (failover, deploys) turn into second-long connect latency.",
 			Fix: "sysctl -w net.ipv4.tcp_max_syn_backlog=4096\necho 'net.ipv4.tcp_max_syn_backlog = 4096' >> /etc/sysctl.d/60-redis.conf",
 			eval: func(f *Facts) (Status, string) {
@@ -320,7 +324,7 @@ func Checks() []Check {
 			},
 		},
 		{
-			ID: "numa_binding", Severity: SeverityInfo, Scope: ScopeRedis,
+			ID: "numa_binding", Severity: SeverityInfo, Scope: ScopeRedis, RedisHost: true,
 			Why: "On a multi-node host, Redis memory spread over NUMA nodes is reached over the interconnect: slower and less predictable.",
 			Fix: "numactl --cpunodebind=0 --membind=0 redis-server ...   # or in the systemd unit: CPUAffinity= and NUMAPolicy=bind, NUMAMask=0",
 			eval: func(f *Facts) (Status, string) {

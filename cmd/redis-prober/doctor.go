@@ -86,15 +86,19 @@ type doctorReport struct {
 }
 
 type targetReport struct {
-	Target         string         `json:"target"`
-	Server         string         `json:"server,omitempty"`
-	Reachable      bool           `json:"reachable"`
-	Error          string         `json:"error,omitempty"`
-	ProcessVisible bool           `json:"process_visible"`
-	Ping           *latencyStat   `json:"ping_latency,omitempty"`
-	Connect        *latencyStat   `json:"connect_latency,omitempty"`
-	Checks         []checkReport  `json:"checks"`
-	Events         []latencyEvent `json:"latency_events,omitempty"`
+	Target         string `json:"target"`
+	Server         string `json:"server,omitempty"`
+	Reachable      bool   `json:"reachable"`
+	Error          string `json:"error,omitempty"`
+	ProcessVisible bool   `json:"process_visible"`
+	// ProcessError says why the process is not visible: Redis runs on
+	// another host (or in another namespace), so the checks of Redis's host
+	// are not read from this one.
+	ProcessError string         `json:"process_error,omitempty"`
+	Ping         *latencyStat   `json:"ping_latency,omitempty"`
+	Connect      *latencyStat   `json:"connect_latency,omitempty"`
+	Checks       []checkReport  `json:"checks"`
+	Events       []latencyEvent `json:"latency_events,omitempty"`
 }
 
 type checkReport struct {
@@ -219,15 +223,38 @@ func checkTarget(ctx context.Context, cfg doctorConfig, name string, ep prober.E
 		return tr
 	}
 	tr.Server = s.Info.Server()
+	if s.Process == nil {
+		tr.ProcessError = errorText(s.Errors["process"])
+	}
 	for _, r := range s.Checks {
-		if r.Scope == collector.ScopeRedis {
-			tr.Checks = append(tr.Checks, toCheckReport(r))
+		if r.Scope != collector.ScopeRedis {
+			continue
 		}
+		if r.RedisHost && s.Process == nil {
+			r = notThisHost(r, s.Config)
+		}
+		tr.Checks = append(tr.Checks, toCheckReport(r))
 	}
 	for _, e := range s.Events {
 		tr.Events = append(tr.Events, latencyEvent{Event: e.Event, LatestSeconds: float64(e.LatestMillis) / 1e3, MaxSeconds: float64(e.MaxMillis) / 1e3})
 	}
 	return tr
+}
+
+// notThisHost replaces a check of Redis's host by "unknown" when Redis's
+// process is not visible here: Redis runs on another host (or in another
+// network or PID namespace), and this host's sysctls and NUMA layout say
+// nothing about it. What Redis itself reports (tcp-backlog) is kept.
+func notThisHost(r collector.Result, config map[string]string) collector.Result {
+	r.Status = collector.StatusUnknown
+	r.Value = "Redis's host is not visible from here"
+	switch r.ID {
+	case "somaxconn", "tcp_max_syn_backlog":
+		if v, ok := config["tcp-backlog"]; ok {
+			r.Value = "tcp-backlog " + v + " (from Redis); the sysctls of Redis's host are not visible from here"
+		}
+	}
+	return r
 }
 
 // hostChecks evaluates the host-scope checks once, with what the targets
@@ -289,7 +316,9 @@ func (r *doctorReport) writeText(w io.Writer, colour bool) {
 			p.line("  measured: %s", t.Connect.describe("connect (dial+AUTH+PING)"))
 		}
 		if !t.ProcessVisible {
-			p.line("  note: the redis-server process is not visible here; process checks are unknown")
+			p.line("  note: the redis-server process is not visible here (%s)", q(t.ProcessError))
+			p.line("        Redis runs on another host (or in another namespace): the Host section above is not its host,")
+			p.line("        so the checks of its host and process are unknown; run the doctor on Redis's host for them")
 		}
 		for _, e := range t.Events {
 			p.line("  LATENCY LATEST %-20s latest %s, max %s", q(e.Event), fmtSeconds(e.LatestSeconds), fmtSeconds(e.MaxSeconds))

@@ -49,6 +49,20 @@ func hostTree(t *testing.T, tuned bool) (procfs, sysfs string) {
 	return procfs, sysfs
 }
 
+// redisOnThisHost puts srv's process into the procfs fixture, so the doctor
+// sees Redis as running on the fixture's host.
+func redisOnThisHost(t *testing.T, procfs string, srv *redistest.Server) {
+	t.Helper()
+	dir := filepath.Join(procfs, strconv.Itoa(srv.PID()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	status := "Name:\tredis-server\nVmRSS:\t    8192 kB\nVmSwap:\t       0 kB\nMems_allowed_list:\t0\n"
+	if err := os.WriteFile(filepath.Join(dir, "status"), []byte(status), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func runDoctorCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -59,6 +73,7 @@ func runDoctorCmd(t *testing.T, args ...string) (code int, stdout, stderr string
 func TestDoctorTunedHostExits0(t *testing.T) {
 	srv := redistest.Start(t, "maxmemory 64mb", "latency-monitor-threshold 10")
 	procfs, sysfs := hostTree(t, true)
+	redisOnThisHost(t, procfs, srv)
 	code, out, errOut := runDoctorCmd(t, "--redis.addr="+srv.URL(), "--path.procfs="+procfs, "--path.sysfs="+sysfs, "--measure.duration=500ms")
 	if code != 0 {
 		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -77,6 +92,7 @@ func TestDoctorTunedHostExits0(t *testing.T) {
 func TestDoctorUntunedHostNamesEachProblemAndExits1(t *testing.T) {
 	srv := redistest.Start(t)
 	procfs, sysfs := hostTree(t, false)
+	redisOnThisHost(t, procfs, srv)
 	code, out, errOut := runDoctorCmd(t, "--redis.addr="+srv.URL(), "--path.procfs="+procfs, "--path.sysfs="+sysfs, "--measure.duration=0s")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
@@ -108,6 +124,7 @@ func TestDoctorJSON(t *testing.T) {
 	srv := redistest.Start(t, "requirepass doctor-s3cret", "maxmemory 64mb")
 	t.Setenv("REDIS_PASSWORD", "doctor-s3cret")
 	procfs, sysfs := hostTree(t, true)
+	redisOnThisHost(t, procfs, srv)
 	code, out, errOut := runDoctorCmd(t, "--redis.addr="+srv.URL(), "--path.procfs="+procfs, "--path.sysfs="+sysfs,
 		"--measure.duration=500ms", "--output=json")
 	if code != 0 && code != 1 {
@@ -142,6 +159,54 @@ func TestDoctorJSON(t *testing.T) {
 	}
 	if strings.Contains(out+errOut, "doctor-s3cret") {
 		t.Error("the password leaked into the report")
+	}
+}
+
+// TestDoctorRedisOnAnotherHost: a Redis the doctor reaches but whose
+// process this host's /proc does not show (the fixture lacks its pid) runs
+// elsewhere. somaxconn, tcp_max_syn_backlog and numa_binding were judged on
+// the prober's own host ("WARN somaxconn: net.core.somaxconn = 128"); they
+// are unknown, say so, and keep what Redis reports (tcp-backlog).
+func TestDoctorRedisOnAnotherHost(t *testing.T) {
+	srv := redistest.Start(t, "maxmemory 64mb")
+	procfs, sysfs := hostTree(t, false) // somaxconn 128 here: a warning if read as Redis's
+	args := []string{"--redis.addr=" + srv.URL(), "--path.procfs=" + procfs, "--path.sysfs=" + sysfs, "--measure.duration=0s"}
+	_, out, errOut := runDoctorCmd(t, args...)
+	for _, want := range []string{
+		"note: the redis-server process is not visible here",
+		"Redis runs on another host",
+		"UNKNOWN somaxconn             tcp-backlog 511 (from Redis); the sysctls of Redis's host are not visible from here",
+		"UNKNOWN tcp_max_syn_backlog   tcp-backlog 511 (from Redis)",
+		"UNKNOWN numa_binding          Redis's host is not visible from here",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "net.core.somaxconn = 128") || strings.Contains(out, "WARN    somaxconn") {
+		t.Errorf("the prober's own somaxconn is reported as Redis's")
+	}
+	// This host's own checks are still there, under Host.
+	if !strings.Contains(out, "FAIL    vm_swappiness") {
+		t.Errorf("the host checks are gone")
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s\nstderr: %s", out, errOut)
+	}
+
+	_, js, _ := runDoctorCmd(t, append(args, "--output=json")...)
+	var rep doctorReport
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, js)
+	}
+	tr := rep.Targets[0]
+	if tr.ProcessVisible || !strings.Contains(tr.ProcessError, strconv.Itoa(srv.PID())) {
+		t.Errorf("process_visible %v, process_error %q: want false and the reason", tr.ProcessVisible, tr.ProcessError)
+	}
+	for _, c := range tr.Checks {
+		if (c.ID == "somaxconn" || c.ID == "tcp_max_syn_backlog" || c.ID == "numa_binding") && c.Status != "unknown" {
+			t.Errorf("%s: %s %q, want unknown", c.ID, c.Status, c.Value)
+		}
 	}
 }
 

@@ -279,10 +279,26 @@ func addBurstRunFlags(g flagGroup) extension {
 			plan.KeyTTL = sp.Duration(plan.Warmup) + time.Minute
 			cfg.Plan, cfg.Steps = plan, &sp
 		}
-		env.log.Info("periodic bursts enabled", "interval", *interval, "plan", plan.Name, "clients", plan.Clients,
+		// A warning: bursts are on by default and load the server.
+		env.log.Warn(burstNotice(*interval, plan, *step), "interval", *interval, "plan", plan.Name, "clients", plan.Clients,
 			"pipeline", plan.Pipeline, "rate", plan.Rate, "test_time", plan.TestTime, "step", *step)
 		return []engine.Service{engine.NewBursts(cfg, env.log, env.metrics, prober.NewBurstMetrics(env.reg))}, nil
 	}
+}
+
+// burstNotice says at start-up, in words, what the periodic bursts will do
+// to every target and how to turn them off.
+func burstNotice(interval time.Duration, plan prober.BurstPlan, step bool) string {
+	rate := fmt.Sprintf("%.0f ops/s", plan.Rate)
+	if plan.Rate == 0 {
+		rate = "as many ops/s as Redis answers"
+	}
+	what := rate + " for " + plan.TestTime.String()
+	if step {
+		what = "a step-load search up to " + rate
+	}
+	return fmt.Sprintf("periodic bursts on: %s every %s on each target, writing up to %.0f MiB of keys (with a TTL, deleted after); --burst.interval=0 turns them off",
+		what, interval, float64(plan.MaxBytes)/(1<<20))
 }
 
 // addBurstCommand declares the one-shot `burst` command.

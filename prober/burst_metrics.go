@@ -1,6 +1,8 @@
 package prober
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -10,13 +12,12 @@ type BurstMetrics struct {
 	runs        *prometheus.CounterVec
 	decisions   *prometheus.CounterVec
 	lastOps     *prometheus.GaugeVec
-	lastLatency *prometheus.GaugeVec
+	lastLatency *lastLatency
 	lastEnd     *prometheus.GaugeVec
 	capacity    *prometheus.GaugeVec
 }
 
-// burstQuantiles are the quantile label values of
-// redis_prober_burst_last_latency_seconds.
+// burstQuantiles are the quantiles of redis_prober_burst_last_latency_seconds.
 var burstQuantiles = []struct {
 	label string
 	q     float64
@@ -39,10 +40,7 @@ func NewBurstMetrics(reg prometheus.Registerer) *BurstMetrics {
 			Name: "redis_prober_burst_last_ops_per_second",
 			Help: "Measured throughput of the last burst that ran (completed or aborted).",
 		}, []string{"target", "node", "plan"}),
-		lastLatency: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "redis_prober_burst_last_latency_seconds",
-			Help: "Latency quantiles over all commands of the last burst that ran.",
-		}, []string{"target", "node", "plan", "quantile"}),
+		lastLatency: newLastLatency(),
 		lastEnd: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "redis_prober_burst_last_end_timestamp_seconds",
 			Help: "When the last burst (of any outcome) ended, in Unix seconds.",
@@ -75,8 +73,67 @@ func (m *BurstMetrics) Observe(target, node string, r *BurstResult) {
 		return
 	}
 	m.lastOps.WithLabelValues(target, node, plan).Set(r.OpsPerSec())
+	quantiles := make(map[float64]float64, len(burstQuantiles))
 	for _, q := range burstQuantiles {
-		m.lastLatency.WithLabelValues(target, node, plan, q.label).Set(r.Total.Quantile(q.q).Seconds())
+		quantiles[q.q] = r.Total.Quantile(q.q).Seconds()
+	}
+	m.lastLatency.set([3]string{target, node, plan}, lastBurst{
+		count: uint64(r.Total.Ops), sum: r.Total.Mean().Seconds() * float64(r.Total.Ops), quantiles: quantiles,
+	})
+}
+
+// lastLatency exports the last burst's latency of each node and plan as a
+// summary: the quantile label of the metric contract is a summary's, so
+// `promtool check metrics` accepts it, and _count says how many requests
+// the quantiles are over.
+type lastLatency struct {
+	desc *prometheus.Desc
+	mu   sync.Mutex
+	last map[[3]string]lastBurst
+}
+
+type lastBurst struct {
+	count     uint64
+	sum       float64
+	quantiles map[float64]float64
+}
+
+var _ prometheus.Collector = (*lastLatency)(nil)
+
+func newLastLatency() *lastLatency {
+	return &lastLatency{
+		desc: prometheus.NewDesc("redis_prober_burst_last_latency_seconds",
+			"Latency quantiles (0.5, 0.99, 0.999) over all commands of the last burst that ran; _count is its requests.",
+			[]string{"target", "node", "plan"}, nil),
+		last: map[[3]string]lastBurst{},
+	}
+}
+
+func (l *lastLatency) set(k [3]string, b lastBurst) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last[k] = b
+}
+
+func (l *lastLatency) forget(match func(target, node string) bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k := range l.last {
+		if match(k[0], k[1]) {
+			delete(l.last, k)
+		}
+	}
+}
+
+func (l *lastLatency) Describe(ch chan<- *prometheus.Desc) { ch <- l.desc }
+
+func (l *lastLatency) Collect(ch chan<- prometheus.Metric) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, b := range l.last {
+		if m, err := prometheus.NewConstSummary(l.desc, b.count, b.sum, b.quantiles, k[0], k[1], k[2]); err == nil {
+			ch <- m
+		}
 	}
 }
 
@@ -88,18 +145,19 @@ func (m *BurstMetrics) ObserveCapacity(target, node, plan string, opsPerSec floa
 // ForgetNode drops the series of one node, when its burst loop ends.
 func (m *BurstMetrics) ForgetNode(target, node string) {
 	m.forget(prometheus.Labels{"target": target, "node": node})
+	m.lastLatency.forget(func(t, n string) bool { return t == target && n == node })
 }
 
 // Forget drops every series of a target that was removed.
 func (m *BurstMetrics) Forget(target string) {
 	m.forget(prometheus.Labels{"target": target})
+	m.lastLatency.forget(func(t, _ string) bool { return t == target })
 }
 
 func (m *BurstMetrics) forget(l prometheus.Labels) {
 	m.runs.DeletePartialMatch(l)
 	m.decisions.DeletePartialMatch(l)
 	m.lastOps.DeletePartialMatch(l)
-	m.lastLatency.DeletePartialMatch(l)
 	m.lastEnd.DeletePartialMatch(l)
 	m.capacity.DeletePartialMatch(l)
 }

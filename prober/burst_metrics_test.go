@@ -1,0 +1,57 @@
+package prober
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/redis-prober/redis-prober/internal/redistest"
+)
+
+// After a real burst the burst series pass promlint (which promtool check
+// metrics runs): the last burst's quantiles are a summary, not a gauge
+// with a quantile label; and a removed target takes them along.
+func TestBurstMetricsLintAfterABurst(t *testing.T) {
+	srv := redistest.Start(t)
+	plan := testPlan()
+	plan.TestTime = 500 * time.Millisecond
+	res := testBurster(t, srv).Run(t.Context(), plan)
+	if res.Total == nil || res.Total.Ops == 0 {
+		t.Fatalf("burst ran no requests: %s %s", res.Outcome, res.Detail)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	m := NewBurstMetrics(reg)
+	m.Init("t", "", plan.Name)
+	m.Observe("t", "", &res)
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+	got, err := testutil.GatherAndCount(reg, "redis_prober_burst_last_latency_seconds")
+	if err != nil || got != 1 {
+		t.Fatalf("%d last-latency series (%v), want one summary", got, err)
+	}
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() != "redis_prober_burst_last_latency_seconds" {
+			continue
+		}
+		s := mf.GetMetric()[0].GetSummary()
+		if s.GetSampleCount() != uint64(res.Total.Ops) || len(s.GetQuantile()) != 3 {
+			t.Errorf("summary count %d quantiles %d, want %d and 3", s.GetSampleCount(), len(s.GetQuantile()), res.Total.Ops)
+		}
+		if !strings.HasPrefix(mf.GetHelp(), "Latency quantiles") {
+			t.Errorf("help %q", mf.GetHelp())
+		}
+	}
+	m.Forget("t")
+	if got, _ := testutil.GatherAndCount(reg, "redis_prober_burst_last_latency_seconds"); got != 0 {
+		t.Errorf("%d last-latency series after Forget", got)
+	}
+}

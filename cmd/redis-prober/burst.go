@@ -316,7 +316,8 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 	report := cmd.Flag("report", "With --step: write a Markdown report here and its SVG chart beside it.").String()
 	procfs := cmd.Flag("path.procfs", "procfs mount point, for the environment snapshot.").Default("/proc").String()
 	sysfs := cmd.Flag("path.sysfs", "sysfs mount point, for the environment snapshot.").Default("/sys").String()
-	trials := intFlag(cmd, "trials", "Run the burst N times in a row; the report keeps each run's figures, so compare can judge the spread (not with --step).", "5")
+	trials := intFlag(cmd, "trials", "Run the burst N times in a row (memtier's --run-count); the report keeps each run's figures, so compare can judge the spread, "+
+		"and a summary gives their median and range (not with --step).", "1")
 	var trialsSet bool
 	cmd.GetFlag("trials").IsSetByUser(&trialsSet)
 
@@ -399,15 +400,17 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 			}
 		} else {
 			run := func() prober.BurstResult { r := burster.Run(ctx, plan); bar.finish(); return r }
-			after := func(i int, r *prober.BurstResult) error { return writeTrialStats(env, i, *trials, r, pcts) }
-			if rep, res, err = runTrials(trialRun{n: *trials, run: run, after: after, target: names[0], env: envSnap, pcts: pcts}); err != nil {
+			after := func(i int, r *prober.BurstResult) error {
+				if i == 1 && r.Outcome == prober.OutcomeFailed {
+					return notStarted(r, names[0]) // nothing measured: no figures, no report
+				}
+				return writeTrialStats(env.stdout, i, *trials, r, pcts)
+			}
+			var completed []prober.BurstResult
+			if rep, res, completed, err = runTrials(trialRun{n: *trials, run: run, after: after, target: names[0], env: envSnap, pcts: pcts}); err != nil {
 				return err
 			}
-			if len(rep.Trials) == 0 {
-				if err := notStarted(res, names[0]); err != nil {
-					return err
-				}
-			}
+			writeTrialSummary(env.stdout, completed)
 		}
 		if *jsonOut != "" {
 			if err := writeFileAtomic(*jsonOut, rep.WriteJSON); err != nil {
@@ -437,13 +440,14 @@ func checkReachable(ctx context.Context, c *redis.Client, name string, timeout t
 	return nil
 }
 
-// notStarted is the error of a burst that failed before it sent a request
-// (the server went away after the PING): no figures, so no report.
+// notStarted is the error of a burst that failed before it measured
+// anything (INFO refused, the server gone after the PING): no figures, so
+// no report.
 func notStarted(res *prober.BurstResult, name string) error {
 	if res.Outcome != prober.OutcomeFailed {
 		return nil
 	}
-	return fmt.Errorf("cannot reach Redis at %s: burst failed (%s): %s", name, res.Reason, res.Detail)
+	return fmt.Errorf("burst on %s failed before it measured anything (%s): %s", name, res.Reason, res.Detail)
 }
 
 func parsePercentiles(s string) ([]float64, error) {

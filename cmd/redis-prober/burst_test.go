@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -195,5 +196,49 @@ func TestBurstStepDefaultRamp(t *testing.T) {
 	}
 	if d := sp.Duration(time.Second); d > prober.CLILimits.MaxTestTime {
 		t.Fatalf("the default ramp may run %v, beyond %v", d, prober.CLILimits.MaxTestTime)
+	}
+}
+
+// One run by default, as memtier's --run-count; with --trials a line per
+// trial as it ends (stdout is not a terminal here, so no progress bar) and a
+// summary across them: median and range of ops/s, p50, p99 and p99.9.
+func TestBurstCommandTrials(t *testing.T) {
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	base := []string{"--redis.addr=" + srv.URL(), "--test-time=0.3", "--warmup=0", "--clients=2", "--rate=2000", "--key-maximum=999"}
+
+	code, stdout, stderr := runBurst(t, append(base, "--json-out-file="+filepath.Join(dir, "one.json"))...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	var rep prober.Report
+	if b, err := os.ReadFile(filepath.Join(dir, "one.json")); err != nil || json.Unmarshal(b, &rep) != nil {
+		t.Fatalf("report: %v", err)
+	}
+	if len(rep.Trials) != 1 || strings.Count(stdout, "ALL STATS") != 1 || strings.Contains(stdout, "ACROSS") {
+		t.Fatalf("default run: %d trials in the report, stdout:\n%s", len(rep.Trials), stdout)
+	}
+
+	code, stdout, stderr = runBurst(t, append(base, "--trials=3")...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	lineOf := regexp.MustCompile(`(?m)^trial (\d) of 3: completed, [\d,]+ ops/s, p50 [\d.]+ ms, p99 [\d.]+ ms, p99\.9 [\d.]+ ms$`)
+	lines := lineOf.FindAllStringSubmatch(stdout, -1)
+	if len(lines) != 3 || lines[0][1] != "1" || lines[2][1] != "3" {
+		t.Fatalf("want a line per trial, got %q in:\n%s", lines, stdout)
+	}
+	// Each line comes as its trial ends, before the next trial's table.
+	if i, j, k := strings.Index(stdout, "trial 1 of 3:"), strings.Index(stdout, "ALL STATS"), strings.Index(stdout, "trial 2 of 3:"); i < 0 || j < i || k < j {
+		t.Fatalf("trial 1's line is not printed before trial 2:\n%s", stdout)
+	}
+	sum := stdout[strings.Index(stdout, "ACROSS 3 TRIALS")+1:]
+	if !strings.Contains(stdout, "ACROSS 3 TRIALS") {
+		t.Fatalf("no summary across trials:\n%s", stdout)
+	}
+	for _, want := range []string{"median", "min", "max", "Ops/sec", "p50 Latency", "p99 Latency", "p99.9 Latency"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("summary lacks %q:\n%s", want, sum)
+		}
 	}
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -20,44 +23,111 @@ type trialRun struct {
 // trial per run, so compare can judge the spread between runs. It stops
 // at the first run that does not complete (skipped or aborted by the
 // governor): a struggling server is not loaded again. The result returned
-// is that run's, or the last one's.
-func runTrials(tr trialRun) (*prober.Report, *prober.BurstResult, error) {
-	var rep *prober.Report
-	var last prober.BurstResult
+// is that run's, or the last one's; completed holds every run that
+// completed, for the summary across them.
+func runTrials(tr trialRun) (rep *prober.Report, last *prober.BurstResult, completed []prober.BurstResult, err error) {
+	var r prober.BurstResult
 	for i := 1; i <= tr.n; i++ {
-		last = tr.run()
-		if err := tr.after(i, &last); err != nil {
-			return nil, nil, err
+		r = tr.run()
+		if err := tr.after(i, &r); err != nil {
+			return nil, nil, nil, err
+		}
+		if r.Outcome == prober.OutcomeCompleted {
+			completed = append(completed, r)
 		}
 		if rep == nil {
-			rep = prober.NewBurstReport(tr.target, &last, tr.env, tr.pcts)
+			rep = prober.NewBurstReport(tr.target, &r, tr.env, tr.pcts)
 		} else {
-			if last.Outcome != prober.OutcomeSkipped && last.Outcome != prober.OutcomeFailed {
-				rep.Trials = append(rep.Trials, prober.NewTrialReport(i, &last, tr.pcts))
+			if r.Outcome != prober.OutcomeSkipped && r.Outcome != prober.OutcomeFailed {
+				rep.Trials = append(rep.Trials, prober.NewTrialReport(i, &r, tr.pcts))
 			}
-			rep.End = last.End
-			rep.Cleanup.KeysWritten += last.KeysWritten
-			rep.Cleanup.KeysDeleted += last.KeysDeleted
-			if last.CleanupError != "" {
-				rep.Cleanup.Error = last.CleanupError
+			rep.End = r.End
+			rep.Cleanup.KeysWritten += r.KeysWritten
+			rep.Cleanup.KeysDeleted += r.KeysDeleted
+			if r.CleanupError != "" {
+				rep.Cleanup.Error = r.CleanupError
 			}
-			rep.Outcome, rep.Reason, rep.Detail = last.Outcome, last.Reason, last.Detail
+			rep.Outcome, rep.Reason, rep.Detail = r.Outcome, r.Reason, r.Detail
 		}
-		if last.Outcome != prober.OutcomeCompleted {
+		if r.Outcome != prober.OutcomeCompleted {
 			break
 		}
 	}
-	return rep, &last, nil
+	return rep, &r, completed, nil
 }
 
-// writeTrialStats prints the ALL STATS table of one run, under a heading
-// when there are several.
-func writeTrialStats(env *cliEnv, i, n int, r *prober.BurstResult, pcts []float64) error {
+// writeTrialStats prints, as a run ends, one line with its figures (on a
+// pipe or in CI, where there is no progress bar, the only sign of life
+// between runs) and below it the run's ALL STATS table.
+func writeTrialStats(w io.Writer, i, n int, r *prober.BurstResult, pcts []float64) error {
+	if i > 1 {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, trialLine(i, n, r))
 	if r.Total == nil {
 		return nil
 	}
-	if n > 1 {
-		fmt.Fprintf(env.stdout, "\nTRIAL %d OF %d\n", i, n)
+	return prober.WriteAllStats(w, r, pcts)
+}
+
+// trialLine sums up one run: "trial 2 of 5: completed, 41234 ops/s, p50
+// 0.335 ms, p99 1.263 ms, p99.9 2.100 ms".
+func trialLine(i, n int, r *prober.BurstResult) string {
+	head := fmt.Sprintf("trial %d of %d: %s", i, n, r.Outcome)
+	if r.Outcome != prober.OutcomeCompleted {
+		head += fmt.Sprintf(" (%s): %s", r.Reason, r.Detail)
 	}
-	return prober.WriteAllStats(env.stdout, r, pcts)
+	if r.Total == nil || r.Total.Ops == 0 {
+		return head
+	}
+	return fmt.Sprintf("%s, %.0f ops/s, p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms", head, r.OpsPerSec(),
+		msOf(r.Total.Quantile(0.5)), msOf(r.Total.Quantile(0.99)), msOf(r.Total.Quantile(0.999)))
+}
+
+// writeTrialSummary prints the median and range over the completed runs of
+// throughput and of the p50, p99 and p99.9 of all commands together.
+func writeTrialSummary(w io.Writer, runs []prober.BurstResult) {
+	if len(runs) < 2 {
+		return
+	}
+	type row struct {
+		name string
+		of   func(r *prober.BurstResult) float64
+		unit string
+	}
+	q := func(p float64) func(r *prober.BurstResult) float64 {
+		return func(r *prober.BurstResult) float64 { return msOf(r.Total.Quantile(p)) }
+	}
+	rows := []row{
+		{"Ops/sec", func(r *prober.BurstResult) float64 { return r.OpsPerSec() }, "%.2f"},
+		{"p50 Latency", q(0.5), "%.5f"},
+		{"p99 Latency", q(0.99), "%.5f"},
+		{"p99.9 Latency", q(0.999), "%.5f"},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nACROSS %d TRIALS (latencies in ms, all commands)\n%-14s %15s %15s %15s\n", len(runs), "", "median", "min", "max")
+	for _, rw := range rows {
+		var vs []float64
+		for i := range runs {
+			if runs[i].Total != nil {
+				vs = append(vs, rw.of(&runs[i]))
+			}
+		}
+		if len(vs) == 0 {
+			continue
+		}
+		slices.Sort(vs)
+		fmt.Fprintf(&b, "%-14s %15s %15s %15s\n", rw.name, fmt.Sprintf(rw.unit, median(vs)),
+			fmt.Sprintf(rw.unit, vs[0]), fmt.Sprintf(rw.unit, vs[len(vs)-1]))
+	}
+	_, _ = io.WriteString(w, b.String())
+}
+
+// median of sorted values.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
 }

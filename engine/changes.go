@@ -170,6 +170,7 @@ func (c *Changes) RunTarget(ctx context.Context, t Target, control *redis.Client
 	}
 	nw, gen := c.attach(t)
 	defer c.detach(t, nw)
+	c.metrics.InitChanges(t.Name, watchedKinds...)
 	log := c.log.With("target", t.Name, "service", "changes")
 	if t.Node != "" {
 		log = log.With("node", t.Node)

@@ -27,6 +27,10 @@ const (
 	KindSysctl    = "sysctl"
 )
 
+// watchedKinds are the kinds the change watcher counts (failover is the
+// Sentinel discoverer's).
+var watchedKinds = []string{KindRestart, KindVersion, KindConfig, KindRole, KindMaxmemory, KindKernel, KindTHP, KindSysctl}
+
 // serverState is what the change watcher remembers of one Redis server.
 type serverState struct {
 	runID, version, role string

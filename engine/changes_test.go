@@ -95,12 +95,13 @@ func (r *changesRig) rounds(n int) {
 	}
 }
 
-// counts returns redis_prober_changes_total of target by kind.
+// counts returns the changes of target that happened (non-zero
+// redis_prober_changes_total), by kind.
 func (r *changesRig) counts(target string) map[string]float64 {
 	r.t.Helper()
 	out := map[string]float64{}
 	for _, mf := range r.gather("redis_prober_changes_total") {
-		if label(mf, "target") == target {
+		if label(mf, "target") == target && mf.GetCounter().GetValue() != 0 {
 			out[label(mf, "kind")] = mf.GetCounter().GetValue()
 		}
 	}
@@ -158,6 +159,17 @@ func TestChangesOnARealServer(t *testing.T) {
 	r.run("a", "", srv.Addr(), nil)
 	r.rounds(3)
 	r.expect("a", map[string]float64{}) // first sight is not a change
+	// Every watched kind is there from the start, at 0, so increase()
+	// sees the first change of a kind.
+	zeros := 0
+	for _, mf := range r.gather("redis_prober_changes_total") {
+		if label(mf, "target") == "a" && mf.GetCounter().GetValue() == 0 {
+			zeros++
+		}
+	}
+	if zeros != len(watchedKinds) {
+		t.Errorf("%d change counters at 0 before any change, want %d (one per kind)", zeros, len(watchedKinds))
+	}
 
 	info := r.gather("redis_prober_server_info")
 	if len(info) != 1 || label(info[0], "role") != "master" || label(info[0], "version") == "" {

@@ -28,6 +28,9 @@ type sentinelDiscoverer struct {
 
 func newSentinelDiscoverer(t Target, m *prober.Metrics, log *slog.Logger, guard *nodeGuard) *sentinelDiscoverer {
 	d := &sentinelDiscoverer{t: t, metrics: m, log: log, guard: guard}
+	if m != nil {
+		m.InitChanges(t.Name, "failover")
+	}
 	for _, ep := range t.Sentinel.Sentinels {
 		opts := ep.ClientOptions(t.Probe.Timeout, 1)
 		d.clients = append(d.clients, redis.NewSentinelClient(&redis.Options{

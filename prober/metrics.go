@@ -288,6 +288,15 @@ func (m *Metrics) Forget(target string) {
 	m.fallbacks.DeletePartialMatch(l)
 }
 
+// InitChanges creates a target's change counters of the given kinds at
+// zero, so increase() and the change panels see the first change of each
+// kind instead of a series that springs into existence at 1.
+func (m *Metrics) InitChanges(target string, kinds ...string) {
+	for _, k := range kinds {
+		m.changes.WithLabelValues(target, k)
+	}
+}
+
 // Change counts one detected change of a target (kind: restart, version,
 // config, role, failover, kernel, thp, sysctl, ...) and stamps its time.
 func (m *Metrics) Change(target, kind string, at time.Time) {

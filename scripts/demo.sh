@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make demo: a throwaway redis-server on a free loopback port and the prober
-# against it. Ctrl-C stops both. Set REDIS_ADDR to probe your own Redis instead.
+# against it. Ctrl-C stops both. Set REDIS_ADDR to probe your own Redis instead:
+# then periodic bursts (load tests that write keys) are off unless BURSTS=1.
+# PROBER_BIN overrides ./redis-prober (the tests run their own build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,17 +49,32 @@ else
 	echo "started a throwaway redis-server on 127.0.0.1:$rport (data in $workdir)" >&2
 fi
 
+# Periodic bursts load the server (2,000 ops/s for 10 s every 15 min, writing
+# keys): fine on the throwaway server, never by surprise on one of yours.
+burst_args=()
+bursts="on against the throwaway server (2,000 ops/s for 10 s every 15 min)"
+if [[ " $* " == *" --burst.interval"* ]]; then
+	bursts="as --burst.interval says"
+elif [ -n "${REDIS_ADDR:-}" ] && [ "${BURSTS:-0}" != 1 ]; then
+	burst_args=(--burst.interval=0)
+	bursts="off against your REDIS_ADDR (BURSTS=1 make demo turns them on)"
+fi
+
 wport=${WEB_PORT:-$(free_port)}
-./redis-prober --redis.addr="$addr" --web.listen-address="127.0.0.1:$wport" "$@" &
+"${PROBER_BIN:-./redis-prober}" --redis.addr="$addr" --web.listen-address="127.0.0.1:$wport" ${burst_args[@]+"${burst_args[@]}"} "$@" &
 pids+=($!)
 sleep 1
+# The native form first; "or" falls back to the classic _bucket series on a
+# Prometheus without native histograms. phase="probe" leaves burst traffic out.
+P99_QUERY='histogram_quantile(0.99, sum by (target, command) (rate(redis_prober_latency_seconds{phase="probe"}[1m]))) or histogram_quantile(0.99, sum by (target, command, le) (rate(redis_prober_latency_seconds_bucket{phase="probe"}[1m])))'
 cat <<MSG
 
   redis-prober is probing $addr
   metrics:   http://127.0.0.1:$wport/metrics
   try:       curl -s http://127.0.0.1:$wport/metrics | grep '^redis_prober_'
-  PromQL (Prometheus scraping this endpoint):
-    histogram_quantile(0.99, sum by (target, command) (rate(redis_prober_latency_seconds[1m])))
+  bursts:    $bursts
+  PromQL, probe p99 per command (native histograms or classic buckets, whichever Prometheus keeps):
+    $P99_QUERY
 
   Ctrl-C stops the prober and the throwaway redis-server.
 

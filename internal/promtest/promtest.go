@@ -1,5 +1,5 @@
 // Package promtest starts a real Prometheus server for tests: native
-// histograms on, a short scrape and rule-evaluation interval, storage in a
+// histograms on (unless Config.ClassicOnly), a short scrape and rule-evaluation interval, storage in a
 // temp dir, listening on a free loopback port, stopped when the test ends.
 // Under CI=true a missing prometheus binary fails the test; elsewhere it
 // skips loudly (the convention of internal/redistest).
@@ -32,6 +32,9 @@ type Config struct {
 	// Interval is both the scrape and the rule-evaluation interval
 	// (default 1s).
 	Interval time.Duration
+	// ClassicOnly runs Prometheus without native histograms, as Debian
+	// bookworm's 2.42 runs by default: only the classic _bucket series.
+	ClassicOnly bool
 }
 
 // Server is one running Prometheus.
@@ -75,7 +78,7 @@ func Start(t testing.TB, cfg Config) *Server {
 	for range 3 {
 		port := freePort(t)
 		s.URL = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if lastErr = s.start(t, bin, cfgPath, port); lastErr == nil {
+		if lastErr = s.start(t, bin, cfgPath, port, cfg.ClassicOnly); lastErr == nil {
 			return s
 		}
 	}
@@ -100,19 +103,22 @@ func configYAML(cfg Config) string {
 	return b.String()
 }
 
-func (s *Server) start(t testing.TB, bin, cfgPath string, port int) error {
+func (s *Server) start(t testing.TB, bin, cfgPath string, port int, classicOnly bool) error {
 	logPath := filepath.Join(s.Dir, "prometheus.log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("open log: %w", err)
 	}
-	cmd := exec.Command(bin,
-		"--config.file="+cfgPath,
-		"--storage.tsdb.path="+filepath.Join(s.Dir, "data"),
-		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
-		"--enable-feature=native-histograms",
+	args := []string{
+		"--config.file=" + cfgPath,
+		"--storage.tsdb.path=" + filepath.Join(s.Dir, "data"),
+		"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
 		"--log.level=warn",
-	)
+	}
+	if !classicOnly {
+		args = append(args, "--enable-feature=native-histograms")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, killed with the test binary, so no Prometheus

@@ -2,7 +2,6 @@ package prober
 
 import (
 	"math"
-	"math/bits"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,26 +89,11 @@ func (s *recentSlot) zero() {
 }
 
 func recentIndex(d time.Duration) int {
-	ns := uint64(max(d, 0))
-	if ns < 1<<recentMinExp {
-		return 0
-	}
-	e := bits.Len64(ns) - 1
-	if e >= recentMaxExp {
-		return recentBuckets - 1
-	}
-	sub := int(ns>>(e-recentSubBits)) & (recentSub - 1)
-	return (e-recentMinExp)*recentSub + sub
+	return logBucket(d, recentSubBits, recentMinExp, recentMaxExp)
 }
 
 // recentValue is the geometric middle of bucket i.
-func recentValue(i int) time.Duration {
-	e := i/recentSub + recentMinExp
-	sub := uint64(i % recentSub)
-	lo := float64((recentSub + sub) << (e - recentSubBits))
-	hi := float64((recentSub + sub + 1) << (e - recentSubBits))
-	return time.Duration(math.Sqrt(lo * hi))
-}
+func recentValue(i int) time.Duration { return logBucketValue(i, recentSubBits, recentMinExp) }
 
 // NewRecent returns the history of a node probed with commands (in the
 // probe's order), starting at now.

@@ -2,7 +2,6 @@ package prober
 
 import (
 	"math"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,27 +46,10 @@ const (
 	winBuckets = (winMaxExp - winMinExp) * winSub
 )
 
-func winIndex(d time.Duration) int {
-	ns := uint64(max(d, 0))
-	if ns < 1<<winMinExp {
-		return 0
-	}
-	e := bits.Len64(ns) - 1
-	if e >= winMaxExp {
-		return winBuckets - 1
-	}
-	sub := int(ns>>(e-winSubBits)) & (winSub - 1)
-	return (e-winMinExp)*winSub + sub
-}
+func winIndex(d time.Duration) int { return logBucket(d, winSubBits, winMinExp, winMaxExp) }
 
 // winValue is the geometric middle of bucket i.
-func winValue(i int) time.Duration {
-	e := i/winSub + winMinExp
-	sub := uint64(i % winSub)
-	lo := float64((winSub + sub) << (e - winSubBits))
-	hi := float64((winSub + sub + 1) << (e - winSubBits))
-	return time.Duration(math.Sqrt(lo * hi))
-}
+func winValue(i int) time.Duration { return logBucketValue(i, winSubBits, winMinExp) }
 
 // ChangeWindowSlots is how many slots a window is cut into: the sliding
 // "after" window moves on in steps of window/ChangeWindowSlots (5 minutes

@@ -70,6 +70,7 @@ P99_QUERY='histogram_quantile(0.99, sum by (target, command) (rate(redis_prober_
 cat <<MSG
 
   redis-prober is probing $addr
+  status:    http://127.0.0.1:$wport/   (latency per target within seconds, no Prometheus needed)
   metrics:   http://127.0.0.1:$wport/metrics
   try:       curl -s http://127.0.0.1:$wport/metrics | grep '^redis_prober_'
   bursts:    $bursts

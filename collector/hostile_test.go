@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -322,14 +323,18 @@ func FuzzLabelValue(f *testing.F) {
 			t.Fatalf("LabelValue(%q) = %q", s, v)
 		}
 		for _, r := range v {
-			if !printable(r) {
+			if !unicode.IsPrint(r) {
 				t.Fatalf("LabelValue(%q) = %q holds %U", s, v, r)
 			}
 		}
 		if LabelValue(v) != v {
 			t.Fatalf("LabelValue not stable on %q", v)
 		}
-		if cleanLabel(s) && v != s {
+		clean := len(s) <= MaxLabelValueLen && utf8.ValidString(s)
+		for _, r := range s {
+			clean = clean && r != utf8.RuneError && unicode.IsPrint(r)
+		}
+		if clean && v != s {
 			t.Fatalf("clean %q changed to %q", s, v)
 		}
 	})

@@ -1,11 +1,9 @@
 package collector
 
 import (
-	"strings"
-	"unicode"
-	"unicode/utf8"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/safetext"
 )
 
 // MaxLabelValueLen bounds, in bytes, every label value that comes from a
@@ -25,53 +23,7 @@ const MaxLabelValueLen = 128
 // terminals. A value that is already clean comes back unchanged without an
 // allocation. This is the one sanitiser every collector (and the engine's
 // server_info) uses.
-func LabelValue(s string) string {
-	if cleanLabel(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(min(len(s), MaxLabelValueLen))
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
-		if r == utf8.RuneError || !printable(r) {
-			r = utf8.RuneError // also for a genuine U+FFFD: the same bytes
-		}
-		if b.Len()+utf8.RuneLen(r) > MaxLabelValueLen {
-			break
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// cleanLabel reports whether LabelValue would return s unchanged.
-func cleanLabel(s string) bool {
-	if len(s) > MaxLabelValueLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return asciiOrPrintable(s)
-		}
-	}
-	return true
-}
-
-// asciiOrPrintable is the slow path of cleanLabel for non-ASCII values.
-func asciiOrPrintable(s string) bool {
-	for _, r := range s {
-		if r == utf8.RuneError || !printable(r) {
-			return false
-		}
-	}
-	return true
-}
-
-// printable allows letters, marks, numbers, punctuation, symbols and the
-// ASCII space: no control or format character (bidi overrides), no line or
-// paragraph separator, no other kind of space.
-func printable(r rune) bool { return unicode.IsPrint(r) }
+func LabelValue(s string) string { return safetext.Label(s, MaxLabelValueLen) }
 
 // constMetric sends a const metric, or nothing when client_golang refuses
 // it (a label value that is not valid UTF-8, a wrong label count). The

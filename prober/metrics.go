@@ -1,13 +1,12 @@
 package prober
 
 import (
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/safetext"
 )
 
 // Result classifies one request for redis_prober_requests_total.
@@ -246,30 +245,10 @@ func (m *Metrics) ForNode(target, node string, commands []string, objective time
 // DNS name, brackets, a colon and five digits; anything longer is cut.
 const maxNodeLabel = 264
 
-// nodeLabel makes a node address safe as a label value: invalid UTF-8 and
-// non-printable characters become U+FFFD and the value is cut at
-// maxNodeLabel bytes on a character boundary. Valid host:port addresses (the
-// engine refuses every other) pass unchanged.
-func nodeLabel(node string) string {
-	clean := len(node) <= maxNodeLabel && utf8.ValidString(node)
-	for i := 0; clean && i < len(node); i++ {
-		clean = node[i] >= 0x20 && node[i] < 0x7f
-	}
-	if clean {
-		return node
-	}
-	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(node, "\uFFFD") {
-		if !unicode.IsPrint(r) {
-			r = utf8.RuneError
-		}
-		if b.Len()+utf8.RuneLen(r) > maxNodeLabel {
-			break
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// nodeLabel makes a node address safe as a label value (see
+// safetext.Label). Valid host:port addresses (the engine refuses every
+// other) pass unchanged.
+func nodeLabel(node string) string { return safetext.Label(node, maxNodeLabel) }
 
 // Forget drops every series of a target (all its nodes), for a target that
 // was removed.

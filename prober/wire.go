@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/internal/safetext"
 )
 
 // wireConn is every connection the prober opens to Redis, beneath go-redis
@@ -101,19 +102,14 @@ func (c *wireConn) lastWords() string {
 }
 
 // errorLine is the text of the error reply p begins with ("" if none),
-// bounded and printable.
+// bounded and safe to print.
 func errorLine(p []byte) string {
 	p = p[:min(len(p), maxLastWords)]
 	line, _, ok := strings.Cut(string(p), "\r\n")
 	if !ok || len(line) < 2 || line[0] != '-' {
 		return ""
 	}
-	return strings.ToValidUTF8(strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, line[1:]), "?")
+	return safetext.Printable(line[1:])
 }
 
 // ServerRefusal is an error reply the server wrote before it closed the

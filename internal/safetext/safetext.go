@@ -60,3 +60,28 @@ func clean(s string) bool {
 func ok(r rune) bool {
 	return r == ' ' || unicode.IsPrint(r)
 }
+
+// Label makes text from outside the prober safe as a Prometheus label
+// value: invalid UTF-8 and every rune that is not printable become U+FFFD
+// (client_golang refuses invalid UTF-8; control characters break
+// dashboards and terminals), and the result is cut to at most max bytes on
+// a rune boundary. Clean text comes back unchanged, without an allocation.
+func Label(s string, max int) string {
+	if len(s) <= max && clean(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(min(len(s), max))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		if r == utf8.RuneError || !ok(r) {
+			r = utf8.RuneError // also for a genuine U+FFFD: the same bytes
+		}
+		if b.Len()+utf8.RuneLen(r) > max {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

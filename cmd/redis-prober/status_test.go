@@ -228,7 +228,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 
 // The page's server time at 200 targets, with the engine's history in the
 // process: rendering the whole table must stay well under 200 ms.
-func TestStatusPageServerTime200Targets(t *testing.T) {
+func TestStatusPageRenders200Targets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("200 targets")
 	}
@@ -236,27 +236,33 @@ func TestStatusPageServerTime200Targets(t *testing.T) {
 	status, stop := runTargets(t, srv.URL(), 200)
 	defer stop()
 	page := &statusPage{status: status, telemetry: "/metrics", log: slog.New(slog.DiscardHandler), now: time.Now}
-	var worst, total time.Duration
-	const rounds = 20
-	for range rounds {
-		rr := httptest.NewRecorder()
-		start := time.Now()
-		page.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/", nil))
-		took := time.Since(start)
-		worst, total = max(worst, took), total+took
-		if rr.Code != http.StatusOK || strings.Count(rr.Body.String(), `<tr class="node"`) != 200 {
-			t.Fatalf("status %d, %d rows", rr.Code, strings.Count(rr.Body.String(), `<tr class="node"`))
-		}
+	rr := httptest.NewRecorder()
+	page.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/", nil))
+	if rr.Code != http.StatusOK || strings.Count(rr.Body.String(), `<tr class="node"`) != 200 {
+		t.Fatalf("status %d, %d rows", rr.Code, strings.Count(rr.Body.String(), `<tr class="node"`))
 	}
-	t.Logf("status page at 200 targets: %v mean, %v worst of %d renders", total/rounds, worst, rounds)
-	if worst > 200*time.Millisecond {
-		t.Errorf("worst render %v, want under 200ms", worst)
+}
+
+// BenchmarkStatusPage200Targets is the page's server time at 200 targets
+// (issue 14's goal: under 200 ms): go test -run '^$' -bench StatusPage
+// ./cmd/redis-prober. Timing lives here, not in a pass/fail test.
+func BenchmarkStatusPage200Targets(b *testing.B) {
+	srv := redistest.Start(b)
+	status, stop := runTargets(b, srv.URL(), 200)
+	defer stop()
+	page := &statusPage{status: status, telemetry: "/metrics", log: slog.New(slog.DiscardHandler), now: time.Now}
+	for b.Loop() {
+		rr := httptest.NewRecorder()
+		page.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/", nil))
+		if rr.Code != http.StatusOK {
+			b.Fatalf("status %d", rr.Code)
+		}
 	}
 }
 
 // runTargets runs an engine with the status service in this process: n
 // targets on one Redis, each with its own key tag, at 2 probes a second.
-func runTargets(t *testing.T, url string, n int) (*engine.Status, func()) {
+func runTargets(t testing.TB, url string, n int) (*engine.Status, func()) {
 	t.Helper()
 	_, ep, err := engine.ParseAddr(url)
 	if err != nil {

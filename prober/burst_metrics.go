@@ -18,10 +18,7 @@ type BurstMetrics struct {
 }
 
 // burstQuantiles are the quantiles of redis_prober_burst_last_latency_seconds.
-var burstQuantiles = []struct {
-	label string
-	q     float64
-}{{"0.5", 0.5}, {"0.99", 0.99}, {"0.999", 0.999}}
+var burstQuantiles = []float64{0.5, 0.99, 0.999}
 
 var burstOutcomes = []Outcome{OutcomeCompleted, OutcomeAborted, OutcomeSkipped, OutcomeFailed}
 
@@ -75,7 +72,7 @@ func (m *BurstMetrics) Observe(target, node string, r *BurstResult) {
 	m.lastOps.WithLabelValues(target, node, plan).Set(r.OpsPerSec())
 	quantiles := make(map[float64]float64, len(burstQuantiles))
 	for _, q := range burstQuantiles {
-		quantiles[q.q] = r.Total.Quantile(q.q).Seconds()
+		quantiles[q] = r.Total.Quantile(q).Seconds()
 	}
 	m.lastLatency.set([3]string{target, node, plan}, lastBurst{
 		count: uint64(r.Total.Ops), sum: r.Total.Mean().Seconds() * float64(r.Total.Ops), quantiles: quantiles,

@@ -12,7 +12,6 @@
 package resp
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -69,12 +68,6 @@ func (e *Error) Error() string {
 	return "reply refused by the " + e.Limits + " connection's RESP guard: " + e.What
 }
 
-// IsRefused tells whether err (or what it wraps) is a Guard's refusal.
-func IsRefused(err error) bool {
-	var e *Error
-	return errors.As(err, &e)
-}
-
 type state uint8
 
 const (
@@ -129,17 +122,6 @@ func New(lim Limits) *Guard {
 		lim.MaxReply = Control.MaxReply
 	}
 	return &Guard{lim: lim, pending: make([]int64, 0, lim.MaxDepth)}
-}
-
-// Limits returns the limits in force.
-func (g *Guard) Limits() Limits { return g.lim }
-
-// Err returns the refusal that stopped the stream, if any.
-func (g *Guard) Err() error {
-	if g.err == nil {
-		return nil
-	}
-	return g.err
 }
 
 func (g *Guard) fail(format string, args ...any) error {
@@ -282,11 +264,6 @@ func (g *Guard) done() error {
 	// A top-level reply is complete.
 	g.elems, g.size = 0, 0
 	return nil
-}
-
-// InReply tells whether the stream stopped inside a reply.
-func (g *Guard) InReply() bool {
-	return g.st != stType || len(g.pending) > 0
 }
 
 func bytesText(n int64) string {

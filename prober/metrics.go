@@ -101,7 +101,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		latency: prometheus.NewHistogramVec(HistogramOpts(
 			"redis_prober_latency_seconds",
-			"Client-side latency of each request, from its intended start time to the last byte of the reply.",
+			"Latency of each request, from its intended start (its departure when it was sent on time) to the arrival of the reply's last bytes; on kernel-stamped connections (redis_prober_probe_clock_info) both ends are the kernel's timestamps, so this host's scheduling is not in it.",
 			LatencyBuckets), []string{"target", "node", "command", "phase"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redis_prober_requests_total",

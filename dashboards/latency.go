@@ -143,7 +143,7 @@ func Latency() (dashboard.Dashboard, error) {
 		WithPanel(graph(22, "Host delay: is it this host?",
 			"This host's own delays, none of them charged to Redis: how long replies sat in the kernel before the prober read them (client delay, every probe), the host's scheduling stalls (what redis-cli --intrinsic-latency shows) and how late the prober's timer woke. High here with a flat latency means the prober's host is slow, not Redis or the network.",
 			"s", 8, 8, thresholds(green, step{0.001, orange})).
-			WithTarget(query("A", quantile("0.99", "redis_prober_client_delay_seconds", byTarget, "instance"), "client delay p99 {{instance}}")).
+			WithTarget(query("A", quantile("0.99", "redis_prober_client_delay_seconds", "", "instance"), "client delay p99 {{instance}}")).
 			WithTarget(query("B", quantile("0.99", "redis_prober_intrinsic_latency_seconds", "", "instance"), "intrinsic p99 {{instance}}")).
 			WithTarget(query("C", quantile("0.99", "redis_prober_schedule_lag_seconds", "", "instance"), "timer lag p99 {{instance}}")))
 

@@ -40,12 +40,14 @@ const (
 )
 
 // LatencyBuckets are the classic buckets kept beside the native histogram so a
-// text-format scraper (or a Prometheus without native histograms) still sees
-// the tail: 25µs to 10s, dense where loopback and LAN Redis latency lives.
+// Prometheus that does not ingest native histograms still has a p99: 50µs to
+// 1s, densest from 100µs to 1ms where LAN Redis lives. Each boundary is a
+// series per command and node (3,000 a boundary at 1,000 targets), so there
+// are 13, not the 24 of the first build: a classic p99 is interpolated
+// within its bucket either way, and the native buckets carry the detail.
 var LatencyBuckets = []float64{
-	.000025, .00005, .0001, .00015, .0002, .0003, .0005, .00075,
-	.001, .0015, .002, .003, .005, .0075, .01, .02, .05, .1,
-	.25, .5, 1, 2.5, 5, 10,
+	.00005, .0001, .0002, .0003, .0005, .00075, .001,
+	.002, .005, .01, .025, .1, 1,
 }
 
 // HistogramOpts returns the house histogram settings: native buckets with a
@@ -77,7 +79,7 @@ type Metrics struct {
 	scheduleLag prometheus.Histogram
 	changes     *prometheus.CounterVec
 	changeLast  *prometheus.GaugeVec
-	clientDelay *prometheus.HistogramVec
+	clientDelay prometheus.Histogram
 	clock       *prometheus.GaugeVec
 	fallbacks   *prometheus.CounterVec
 }
@@ -86,14 +88,14 @@ type Metrics struct {
 // (timer lateness, the intrinsic sampler): 1µs to 100ms.
 var hostDelayBuckets = []float64{.000001, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1}
 
-// Fewer classic buckets where a series exists per node and its native
-// buckets carry the detail: a Prometheus without native histograms still
-// sees whether this host's delay is microseconds or milliseconds, and the
+// Few classic buckets where a series exists per node and its native buckets
+// carry the detail: a Prometheus without native histograms still sees the
 // connect p90 against the 0.5 s alert line (series per target are the
-// budget, see docs/scaling.md).
+// budget, see docs/scaling.md). The client delay is the host's, one series
+// for the process, so it keeps its microsecond-to-25 ms buckets.
 var (
 	clientDelayBuckets = []float64{.00001, .00005, .0001, .0005, .001, .005, .025}
-	connectBuckets     = []float64{.0005, .001, .0025, .005, .01, .025, .1, .25, .5, 1, 2.5}
+	connectBuckets     = []float64{.005, .025, .1, .5, 1}
 )
 
 // NewMetrics registers the prober's series on reg.
@@ -131,10 +133,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"redis_prober_schedule_lag_seconds",
 			"How late the prober's timer woke for a probe that was due (host jitter, excluded from Redis latency).",
 			hostDelayBuckets)),
-		clientDelay: prometheus.NewHistogramVec(HistogramOpts(
+		clientDelay: prometheus.NewHistogram(HistogramOpts(
 			"redis_prober_client_delay_seconds",
-			"How long each probe reply sat in this host's kernel before the prober read it (kernel RX stamp to read): this host's own delay, excluded from Redis latency.",
-			clientDelayBuckets), []string{"target", "node"}),
+			"How long each probe reply sat in this host's kernel before the prober read it (kernel RX stamp to read), over every target: this host's own delay, excluded from Redis latency.",
+			clientDelayBuckets)),
 		clock: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "redis_prober_probe_clock_info",
 			Help: "1 for the clock that times a node's probe latency: kernel (SO_TIMESTAMPING wire time) or user (the prober's own clock, where the kernel gives no stamps).",
@@ -228,7 +230,7 @@ func (m *Metrics) ForNode(target, node string, commands []string, objective time
 		up:              m.up.WithLabelValues(target, node),
 		connect:         m.connect.WithLabelValues(target, node),
 		lag:             m.scheduleLag,
-		delay:           m.clientDelay.WithLabelValues(target, node),
+		delay:           m.clientDelay,
 		fallback:        m.fallbacks.WithLabelValues(target, node),
 		clockVec:        m.clock,
 		target:          target,
@@ -262,7 +264,6 @@ func (m *Metrics) Forget(target string) {
 	m.objective.DeletePartialMatch(l)
 	m.changes.DeletePartialMatch(l)
 	m.changeLast.DeletePartialMatch(l)
-	m.clientDelay.DeletePartialMatch(l)
 	m.clock.DeletePartialMatch(l)
 	m.fallbacks.DeletePartialMatch(l)
 }
@@ -292,7 +293,6 @@ func (m *Metrics) ForgetNode(target, node string) {
 	m.up.DeletePartialMatch(l)
 	m.connect.DeletePartialMatch(l)
 	m.connects.DeletePartialMatch(l)
-	m.clientDelay.DeletePartialMatch(l)
 	m.clock.DeletePartialMatch(l)
 	m.fallbacks.DeletePartialMatch(l)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/safetext"
 )
 
 // Severity is how bad a failed check is.
@@ -492,4 +494,47 @@ func (d checkDescs) emit(ch chan<- prometheus.Metric, results []Result) {
 			constMetric(ch, d.passed, prometheus.GaugeValue, boolFloat(r.Status == StatusPass), r.ID, string(SeverityWarning))
 		}
 	}
+}
+
+// FailedCheck is a check that failed at its last evaluation, as the status
+// page lists it: a 0 of redis_prober_check_passed.
+type FailedCheck struct {
+	ID string
+	// Severity is the check's own for a failure, warning for a check
+	// that passes its severity but not its warning level.
+	Severity Severity
+	// Value is what the check saw ("appendfsync always"), printable and
+	// at most maxFailedValue bytes. Checks read numbers and settings that
+	// hold no secrets (never requirepass or masterauth).
+	Value string
+}
+
+const maxFailedValue = 200
+
+// Failing lists the results that fail, at their severity or their warning
+// level, in check order. Its length is bounded by the fixed check list.
+func Failing(results []Result) []FailedCheck {
+	var out []FailedCheck
+	for _, r := range results {
+		sev := r.Severity
+		switch r.Status {
+		case StatusFail:
+		case StatusWarn:
+			sev = SeverityWarning
+		default:
+			continue
+		}
+		out = append(out, FailedCheck{ID: r.ID, Severity: sev, Value: safetext.Label(r.Value, maxFailedValue)})
+	}
+	return out
+}
+
+// FailingChecks is Failing over the last refresh; ok is false when the
+// checks collector is off or has not run yet.
+func (t *Target) FailingChecks() (failing []FailedCheck, ok bool) {
+	s := t.Snapshot()
+	if _, ran := s.Errors["checks"]; !ran {
+		return nil, false
+	}
+	return Failing(s.Checks), true
 }

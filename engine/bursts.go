@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,6 +38,30 @@ type Bursts struct {
 	metrics *prober.Metrics
 	bm      *prober.BurstMetrics
 	slots   chan struct{}
+
+	// last is the last burst of each running node, for the status page:
+	// one small value a node, dropped when the node's loop ends.
+	mu   sync.Mutex
+	last map[string]LastBurst
+}
+
+// LastBurst is what the status page shows of a node's last burst.
+type LastBurst struct {
+	Plan    string
+	Outcome prober.Outcome
+	// Reason is one of the bounded prober.Reason* values; Detail is the
+	// governor's or the dialer's sentence about it (no credentials: the
+	// endpoint's address never carries them).
+	Reason, Detail string
+	// OpsPerSec and P99 are over the measured requests; 0 when the burst
+	// sent none (skipped, failed to start).
+	OpsPerSec float64
+	P99       time.Duration
+	Requests  int64
+	// Capacity is the step-load's highest rate that met the objective; 0
+	// for a plain burst or a search that did not complete.
+	Capacity float64
+	End      time.Time
 }
 
 var _ Service = (*Bursts)(nil)
@@ -45,7 +70,7 @@ var _ Service = (*Bursts)(nil)
 // registry (bursts record with phase="burst"); bm holds the burst series.
 func NewBursts(cfg BurstsConfig, log *slog.Logger, metrics *prober.Metrics, bm *prober.BurstMetrics) *Bursts {
 	n := max(cfg.MaxConcurrent, 1)
-	return &Bursts{cfg: cfg, log: log, metrics: metrics, bm: bm, slots: make(chan struct{}, n)}
+	return &Bursts{cfg: cfg, log: log, metrics: metrics, bm: bm, slots: make(chan struct{}, n), last: map[string]LastBurst{}}
 }
 
 // Name names the service in logs.
@@ -86,6 +111,7 @@ func (b *Bursts) RunTarget(ctx context.Context, t Target, control *redis.Client)
 	}
 	b.bm.Init(t.Name, t.Node, plan.Name)
 	defer b.bm.ForgetNode(t.Name, t.Node)
+	defer b.forget(t)
 
 	wait := time.NewTimer(staggerOffset(t.Name+"|"+t.Node, b.cfg.Interval))
 	defer wait.Stop()
@@ -113,11 +139,44 @@ func (b *Bursts) runOnce(ctx context.Context, t Target, burster *prober.Burster,
 	if b.cfg.Steps == nil {
 		res := burster.Run(ctx, plan)
 		b.bm.Observe(t.Name, t.Node, &res)
+		b.remember(t, &res, 0)
 		return
 	}
 	res := burster.RunSteps(ctx, plan, *b.cfg.Steps)
 	b.bm.Observe(t.Name, t.Node, &res.Final)
+	var capacity float64
 	if res.Final.Outcome == prober.OutcomeCompleted {
 		b.bm.ObserveCapacity(t.Name, t.Node, plan.Name, res.Capacity)
+		capacity = res.Capacity
 	}
+	b.remember(t, &res.Final, capacity)
+}
+
+func (b *Bursts) remember(t Target, r *prober.BurstResult, capacity float64) {
+	lb := LastBurst{Plan: r.Plan.Name, Outcome: r.Outcome, Reason: r.Reason, Detail: r.Detail,
+		OpsPerSec: r.OpsPerSec(), Capacity: capacity, End: r.End}
+	if lb.End.IsZero() {
+		lb.End = r.Start
+	}
+	if r.Total != nil && r.Total.Ops > 0 {
+		lb.P99, lb.Requests = r.Total.Quantile(0.99), r.Total.Ops
+	}
+	b.mu.Lock()
+	b.last[nodeKey(t)] = lb
+	b.mu.Unlock()
+}
+
+func (b *Bursts) forget(t Target) {
+	b.mu.Lock()
+	delete(b.last, nodeKey(t))
+	b.mu.Unlock()
+}
+
+// LastBurst is the last burst of a running node; false before its first
+// burst, when bursts are off or when the node does not run them (a replica).
+func (b *Bursts) LastBurst(target, node string) (LastBurst, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lb, ok := b.last[target+"|"+node]
+	return lb, ok
 }

@@ -75,6 +75,10 @@ type nodeWatch struct {
 	window        *prober.ChangeWindow
 	version, role string
 	running       bool
+	// lastKinds are the kinds of the last change round (Redis and host),
+	// at lastAt: what the status page shows beside the window.
+	lastKinds []string
+	lastAt    time.Time
 }
 
 // targetHost is the host as one target last saw it, shared by the target's
@@ -84,6 +88,9 @@ type targetHost struct {
 	have  bool
 	gen   uint64
 	refs  int
+	// kinds are the host change kinds of generation gen, so every node of
+	// the target can say what its window restarted at.
+	kinds []string
 }
 
 // NewChanges returns the service. It is also the collector of
@@ -114,7 +121,9 @@ func NewChanges(cfg ChangesConfig, log *slog.Logger, metrics *prober.Metrics) *C
 // Name names the service in logs.
 func (c *Changes) Name() string { return "changes" }
 
-func nodeKey(t Target) string { return t.Name + "|" + t.Node }
+func nodeKey(t Target) string { return nameKey(t.Name, t.Node) }
+
+func nameKey(target, node string) string { return target + "|" + node }
 
 // probeSamples creates the node's latency window before its probe starts.
 func (c *Changes) probeSamples(t Target, commands []string) prober.SampleSink {
@@ -205,19 +214,20 @@ type nodeWatcher struct {
 
 func (w *nodeWatcher) check(ctx context.Context, now time.Time) {
 	defer w.c.checks.Add(1)
-	marked := w.checkServer(ctx, now)
-	if w.checkHost(now) {
-		marked = true
-	}
-	if marked {
-		w.nw.window.Mark(now)
-	} else {
+	kinds := append(w.checkServer(ctx, now), w.checkHost(now)...)
+	if len(kinds) == 0 {
 		w.nw.window.Advance(now)
+		return
 	}
+	w.nw.window.Mark(now)
+	w.c.mu.Lock()
+	w.nw.lastKinds, w.nw.lastAt = kinds, now
+	w.c.mu.Unlock()
 }
 
-// checkServer reads the server and counts what changed since last time.
-func (w *nodeWatcher) checkServer(ctx context.Context, now time.Time) bool {
+// checkServer reads the server, counts what changed since last time and
+// returns the kinds that did.
+func (w *nodeWatcher) checkServer(ctx context.Context, now time.Time) []string {
 	st, err := readServer(ctx, w.control, w.configOff)
 	if errors.Is(err, errConfigRefused) {
 		w.configOff = true
@@ -231,13 +241,13 @@ func (w *nodeWatcher) checkServer(ctx context.Context, now time.Time) bool {
 			w.log.Debug("change check failed; trying again next round", "err", err)
 			w.lastErr = err.Error()
 		}
-		return false
+		return nil
 	}
 	w.lastErr = ""
 	if st.config == nil && w.have {
 		st.config, st.configHash = w.last.config, w.last.configHash
 	}
-	marked := false
+	var kinds []string
 	if w.have {
 		for _, ch := range diffServer(w.last, st) {
 			w.c.metrics.Change(w.t.Name, ch.kind, now)
@@ -246,19 +256,20 @@ func (w *nodeWatcher) checkServer(ctx context.Context, now time.Time) bool {
 				attrs = append(attrs, "changed", strings.Join(ch.details, ", "))
 			}
 			w.log.Info("change detected", attrs...)
-			marked = true
+			kinds = append(kinds, ch.kind)
 		}
 	}
 	w.last, w.have = st, true
 	w.c.mu.Lock()
 	w.nw.version, w.nw.role = st.version, st.role
 	w.c.mu.Unlock()
-	return marked
+	return kinds
 }
 
 // checkHost compares the process-wide host reading with what this target
-// saw last; the first node of the target to notice counts the change.
-func (w *nodeWatcher) checkHost(now time.Time) bool {
+// saw last; the first node of the target to notice counts the change. It
+// returns the kinds of a host change this node has not seen yet.
+func (w *nodeWatcher) checkHost(now time.Time) []string {
 	hs := w.c.host.get(now)
 	w.c.mu.Lock()
 	th := w.c.targets[w.t.Name]
@@ -267,20 +278,54 @@ func (w *nodeWatcher) checkHost(now time.Time) bool {
 		th.state, th.have = hs, true
 	default:
 		if chs := diffHost(th.state, hs); len(chs) > 0 {
+			th.kinds = make([]string, 0, len(chs))
 			for _, ch := range chs {
 				w.c.metrics.Change(w.t.Name, ch.kind, now)
+				th.kinds = append(th.kinds, ch.kind)
 			}
 			th.gen++
 		}
 		th.state = th.state.merge(hs)
 	}
-	gen := th.gen
+	gen, kinds := th.gen, th.kinds
 	w.c.mu.Unlock()
 	if gen == w.hostGen {
-		return false
+		return nil
 	}
 	w.hostGen = gen
-	return true
+	return kinds
+}
+
+// LastChange is what the status page shows of a node's last change.
+type LastChange struct {
+	// Kinds changed in one check round (restart, version, config, role,
+	// maxmemory, kernel, thp, sysctl); no values, which may be
+	// config the user keeps private.
+	Kinds []string
+	At    time.Time
+	// Before is the probe latency over the window that ended at the
+	// change, After the latency since (at most one window), per command in
+	// probe order. A figure over fewer than MinSamples samples is not
+	// exported to Prometheus; the page shows it greyed.
+	Before, After []prober.WindowQuantiles
+	MinSamples    uint64
+}
+
+// LastChange is the last change a running node saw; false before its
+// first one or when change detection is off.
+func (c *Changes) LastChange(target, node string) (LastChange, bool) {
+	c.mu.Lock()
+	nw := c.nodes[nameKey(target, node)]
+	if nw == nil || !nw.running || len(nw.lastKinds) == 0 {
+		c.mu.Unlock()
+		return LastChange{}, false
+	}
+	lc := LastChange{Kinds: nw.lastKinds, At: nw.lastAt, MinSamples: c.cfg.MinSamples}
+	window := nw.window
+	c.mu.Unlock()
+	// The window has its own lock; its quantiles are read outside ours.
+	lc.Before, lc.After = window.Before(), window.After()
+	return lc, true
 }
 
 // Describe sends the two descriptors.

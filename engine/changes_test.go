@@ -416,3 +416,43 @@ func TestConfigDiffNamesParameters(t *testing.T) {
 		t.Fatalf("diff = %s\nwant   %s", got, want)
 	}
 }
+
+// The status page's last change: a host change is counted once per target
+// (by the first node to notice) yet every node of the target says what its
+// window restarted at; a Redis change is the node's own.
+func TestChangesLastChangeOfEveryNode(t *testing.T) {
+	srv, other := redistest.Start(t), redistest.Start(t)
+	host := newHostTree(t)
+	r := newChangesRig(t, host.paths)
+	r.run("a", "n1", srv.Addr(), nil)
+	r.run("a", "n2", other.Addr(), nil)
+	r.rounds(3)
+	for _, node := range []string{"n1", "n2"} {
+		if lc, ok := r.svc.LastChange("a", node); ok {
+			t.Fatalf("%s: a last change before any: %+v", node, lc)
+		}
+	}
+
+	host.write("proc/sys/kernel/osrelease", "6.12.0-1-amd64\n")
+	r.waitKind("a", KindKernel, 1)
+	for _, node := range []string{"n1", "n2"} {
+		lc, ok := r.svc.LastChange("a", node)
+		if !ok || fmt.Sprint(lc.Kinds) != "[kernel]" || lc.At.IsZero() || len(lc.Before) != 1 || lc.Before[0].Command != "get" {
+			t.Errorf("%s: last change = %+v, %v; want the kernel change", node, lc, ok)
+		}
+	}
+
+	if err := other.Client().ConfigSet(context.Background(), "appendfsync", "always").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.waitKind("a", KindConfig, 1)
+	if lc, _ := r.svc.LastChange("a", "n2"); fmt.Sprint(lc.Kinds) != "[config]" {
+		t.Errorf("n2: last change = %+v, want config", lc)
+	}
+	if lc, _ := r.svc.LastChange("a", "n1"); fmt.Sprint(lc.Kinds) != "[kernel]" {
+		t.Errorf("n1: last change = %+v, want still the kernel", lc)
+	}
+	if _, ok := r.svc.LastChange("a", "n3"); ok {
+		t.Error("a last change for a node that does not run")
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -19,6 +20,29 @@ import (
 type Status struct {
 	mu    sync.Mutex
 	nodes map[*statusNode]struct{}
+
+	// What other services keep of each node, read at snapshot time (set
+	// once by NewStatus).
+	bursts  []burstSource
+	changes []changeSource
+	checks  []CheckSource
+}
+
+// burstSource is the Bursts service, as the status page reads it.
+type burstSource interface {
+	LastBurst(target, node string) (LastBurst, bool)
+}
+
+// changeSource is the Changes service, as the status page reads it.
+type changeSource interface {
+	LastChange(target, node string) (LastChange, bool)
+}
+
+// CheckSource is a service that evaluates the tuning checks of each node
+// (the collector service of run mode). ok is false when the node's checks
+// were not evaluated (yet, or the checks collector is off).
+type CheckSource interface {
+	FailingChecks(target, node string) (failing []collector.FailedCheck, ok bool)
 }
 
 type statusNode struct {
@@ -42,8 +66,25 @@ type nodeTracker interface {
 	trackNode(t Target, commands []string) (recent *prober.Recent, done func())
 }
 
-// NewStatus returns the service; add it to the engine's services.
-func NewStatus() *Status { return &Status{nodes: map[*statusNode]struct{}{}} }
+// NewStatus returns the service; add it to the engine's services. The
+// other services are read for each node's last burst (Bursts), last change
+// (Changes) and failing checks (a CheckSource); the rest are ignored, so
+// run mode hands over all of them.
+func NewStatus(services ...Service) *Status {
+	s := &Status{nodes: map[*statusNode]struct{}{}}
+	for _, svc := range services {
+		if b, ok := svc.(burstSource); ok {
+			s.bursts = append(s.bursts, b)
+		}
+		if c, ok := svc.(changeSource); ok {
+			s.changes = append(s.changes, c)
+		}
+		if c, ok := svc.(CheckSource); ok {
+			s.checks = append(s.checks, c)
+		}
+	}
+	return s
+}
 
 // Name names the service in logs.
 func (s *Status) Name() string { return "status" }
@@ -72,6 +113,15 @@ type NodeStatus struct {
 	Objective time.Duration
 	ReadOnly  bool
 	prober.RecentSnapshot
+	// LastBurst and LastChange are nil before the first one (or with the
+	// service off).
+	LastBurst  *LastBurst
+	LastChange *LastChange
+	// FailingChecks are the checks that failed at the last evaluation,
+	// at their own severity or at their warning level (both are a 0 of
+	// redis_prober_check_passed); ChecksKnown is false when none ran.
+	FailingChecks []collector.FailedCheck
+	ChecksKnown   bool
 }
 
 // Snapshot returns every running node (of target only, when it is not
@@ -92,6 +142,29 @@ func (s *Status) Snapshot(target string, now time.Time) []NodeStatus {
 	for i, n := range nodes {
 		out[i] = NodeStatus{Target: n.target, Node: n.node, Endpoint: n.endpoint, Objective: n.objective,
 			ReadOnly: n.readOnly, RecentSnapshot: n.recent.Snapshot(now)}
+		s.fill(&out[i])
 	}
 	return out
+}
+
+// fill adds what the other services keep of the node.
+func (s *Status) fill(ns *NodeStatus) {
+	for _, b := range s.bursts {
+		if lb, ok := b.LastBurst(ns.Target, ns.Node); ok {
+			ns.LastBurst = &lb
+			break
+		}
+	}
+	for _, c := range s.changes {
+		if lc, ok := c.LastChange(ns.Target, ns.Node); ok {
+			ns.LastChange = &lc
+			break
+		}
+	}
+	for _, c := range s.checks {
+		if failing, ok := c.FailingChecks(ns.Target, ns.Node); ok {
+			ns.FailingChecks = append(ns.FailingChecks, failing...)
+			ns.ChecksKnown = true
+		}
+	}
 }

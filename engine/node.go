@@ -50,13 +50,13 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 			f()
 		}()
 	}
-	var housekeeping []periodic
+	var housekeeping []Task
 	if !t.ReadOnly {
-		housekeeping = append(housekeeping, periodic{every: t.SeedInterval, run: func(ctx context.Context) { _ = keeper.Seed(ctx) }})
+		housekeeping = append(housekeeping, Task{Every: t.SeedInterval, Run: func(ctx context.Context) { _ = keeper.Seed(ctx) }})
 	}
 	if t.ConnectInterval > 0 {
 		cp := prober.NewConnectProbe(t.Endpoint, cfg.Timeout, rec, faults)
-		housekeeping = append(housekeeping, periodic{every: t.ConnectInterval, run: cp.Once})
+		housekeeping = append(housekeeping, Task{Every: t.ConnectInterval, Run: cp.Once})
 	}
 	var probeRec prober.Recorder = rec
 	for _, svc := range e.services {
@@ -71,10 +71,9 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 					next(err)
 				}
 			}
-			housekeeping = append(housekeeping, periodic{every: 5 * time.Second, run: func(context.Context) { recent.Advance(time.Now()) }})
+			housekeeping = append(housekeeping, Task{Every: 5 * time.Second, Run: func(context.Context) { recent.Advance(time.Now()) }})
 		}
 	}
-	run(func() { runPeriodic(ctx, housekeeping) })
 	for _, svc := range e.services {
 		if tap, ok := svc.(sampleTapper); ok {
 			probeRec = prober.TapRecorder(probeRec, tap.probeSamples(t, names))
@@ -82,8 +81,17 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	}
 	run(func() { prober.NewProbe(cfg, t.Endpoint, probeRec, faults).Run(ctx) })
 	for _, svc := range e.services {
+		if ts, ok := svc.(TaskService); ok {
+			tasks, done := ts.NodeTasks(t, control)
+			defer done()
+			housekeeping = append(housekeeping, tasks...)
+			continue
+		}
 		run(func() { svc.RunTarget(ctx, t, control) })
 	}
+	// The housekeeping loop is this goroutine: a node costs the probe's
+	// connections, this loop and the services that still want their own.
+	runPeriodic(ctx, housekeeping)
 	wg.Wait()
 
 	if t.ReadOnly {

@@ -3,20 +3,34 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// periodic is a node's task that runs at once and then every interval.
-type periodic struct {
-	every time.Duration
-	run   func(context.Context)
+// Task is a node's periodic job: it runs at once and then every Every, on
+// the node's one housekeeping loop.
+type Task struct {
+	Every time.Duration
+	Run   func(context.Context)
+}
+
+// A TaskService does its per-node work as Tasks on the node's housekeeping
+// loop instead of a goroutine and a timer of its own: at 1,000 targets
+// every goroutine a node is 1,000 stacks. The engine calls NodeTasks as the
+// node starts and done once the node's loops have stopped; RunTarget stays
+// for callers that run the service alone.
+type TaskService interface {
+	Service
+	NodeTasks(t Target, control *redis.Client) (tasks []Task, done func())
 }
 
 // runPeriodic runs the tasks on the calling goroutine, each at once and then
 // every interval, until ctx is done: a node's housekeeping (seeding the probe
-// keys, the connect probe) costs one goroutine and one timer, not one each.
+// keys, the connect probe, the collectors' refresh, the change watch) costs
+// one goroutine and one timer, not one each.
 // A task that overruns delays the others; each is short and bounded by its
 // own timeout. Tasks with no interval are skipped.
-func runPeriodic(ctx context.Context, tasks []periodic) {
+func runPeriodic(ctx context.Context, tasks []Task) {
 	next := make([]time.Time, len(tasks))
 	now := time.Now()
 	for i := range next {
@@ -27,7 +41,7 @@ func runPeriodic(ctx context.Context, tasks []periodic) {
 	for {
 		soonest := -1
 		for i, t := range tasks {
-			if t.every > 0 && (soonest < 0 || next[i].Before(next[soonest])) {
+			if t.Every > 0 && (soonest < 0 || next[i].Before(next[soonest])) {
 				soonest = i
 			}
 		}
@@ -46,10 +60,10 @@ func runPeriodic(ctx context.Context, tasks []periodic) {
 		if ctx.Err() != nil {
 			return
 		}
-		tasks[soonest].run(ctx)
+		tasks[soonest].Run(ctx)
 		// The next run keeps the task's own cadence; one that fell a whole
 		// interval behind starts again from now instead of catching up.
-		next[soonest] = next[soonest].Add(tasks[soonest].every)
+		next[soonest] = next[soonest].Add(tasks[soonest].Every)
 		if now := time.Now(); next[soonest].Before(now) {
 			next[soonest] = now
 		}

@@ -28,10 +28,10 @@ func TestRunPeriodicRunsEachOnItsCadence(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runPeriodic(ctx, []periodic{
-			{every: time.Millisecond, run: count("fast")},
-			{every: time.Hour, run: count("hourly")},
-			{every: 0, run: count("off")},
+		runPeriodic(ctx, []Task{
+			{Every: time.Millisecond, Run: count("fast")},
+			{Every: time.Hour, Run: count("hourly")},
+			{Every: 0, Run: count("off")},
 		})
 	}()
 	select {

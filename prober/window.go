@@ -53,69 +53,77 @@ func winValue(i int) time.Duration { return logBucketValue(i, winSubBits, winMin
 
 // ChangeWindowSlots is how many slots a window is cut into: the sliding
 // "after" window moves on in steps of window/ChangeWindowSlots (5 minutes
-// of the default hour). Each slot is 200 counters a command: at 30 slots
-// the windows were the prober's largest memory at 1,000 targets (81 MB).
+// of the default hour).
 const ChangeWindowSlots = 12
 
 // ChangeWindow keeps the probe latency of one node over a sliding window,
 // per command, and freezes it when a change is marked: "before" is the
 // window that ended at the last change, "after" the samples since it (at
-// most one window's worth, sliding). Memory is fixed: slots × commands ×
-// 200 counters of 4 bytes.
+// most one window's worth, sliding).
+//
+// Only the slot being filled is dense (commands × 200 counters of 4 bytes,
+// written with one atomic add and no lock); a finished slot keeps only its
+// non-empty buckets, which for a node's latency are a few dozen. Twelve
+// dense slots were the prober's largest memory at 1,000 targets (33 MB).
 type ChangeWindow struct {
 	commands []string
 	slotLen  time.Duration
-	cur      atomic.Pointer[winSlot]
+	cur      []uint32 // command i's buckets at [i*winBuckets, (i+1)*winBuckets)
 
 	mu        sync.Mutex // guards everything below; ObserveSample never takes it
-	slots     []*winSlot
-	head      int
-	headStart time.Time
+	past      []sparseSlot // finished slots, oldest first, at most ChangeWindowSlots-1
+	headStart time.Time    // when cur's slot began
 	marked    bool
 	markedAt  time.Time
 	before    []WindowQuantiles
 }
 
-type winSlot struct {
-	counts []uint32 // command i's buckets at [i*winBuckets, (i+1)*winBuckets)
-}
+// sparseSlot is a finished slot: its non-zero counters by index, in order.
+type sparseSlot []winCount
 
-func newWinSlot(n int) *winSlot { return &winSlot{counts: make([]uint32, n*winBuckets)} }
-
-func (s *winSlot) zero() {
-	for i := range s.counts {
-		atomic.StoreUint32(&s.counts[i], 0)
-	}
+type winCount struct {
+	idx uint32 // cmd*winBuckets + bucket
+	n   uint32
 }
 
 // NewChangeWindow returns a window of length window over the commands (in
 // the probe's command order), starting at now.
 func NewChangeWindow(commands []string, window time.Duration, now time.Time) *ChangeWindow {
-	w := &ChangeWindow{
+	return &ChangeWindow{
 		commands:  commands,
 		slotLen:   max(window/ChangeWindowSlots, time.Millisecond),
-		slots:     make([]*winSlot, ChangeWindowSlots),
+		cur:       make([]uint32, len(commands)*winBuckets),
 		headStart: now,
 	}
-	for i := range w.slots {
-		w.slots[i] = newWinSlot(len(commands))
-	}
-	w.cur.Store(w.slots[0])
-	return w
 }
 
 // Commands are the command names of the window, in index order.
 func (w *ChangeWindow) Commands() []string { return w.commands }
 
-// ObserveSample counts one probe sample: two loads and an atomic add.
+// ObserveSample counts one probe sample: one atomic add.
 // Replies and timeouts count; errors do not, since a refused connection
 // answers in microseconds and would flatter the figures.
 func (w *ChangeWindow) ObserveSample(cmd int, res Result, d time.Duration) {
 	if cmd < 0 || cmd >= len(w.commands) || res == ResultError {
 		return
 	}
-	s := w.cur.Load()
-	atomic.AddUint32(&s.counts[cmd*winBuckets+winIndex(d)], 1)
+	atomic.AddUint32(&w.cur[cmd*winBuckets+winIndex(d)], 1)
+}
+
+// takeCur empties the dense slot into a sparse one. Each counter is swapped
+// with 0, so a sample added while this runs is counted in one slot or the
+// next, never twice or lost.
+func (w *ChangeWindow) takeCur() sparseSlot {
+	var out sparseSlot
+	for i := range w.cur {
+		if atomic.LoadUint32(&w.cur[i]) == 0 {
+			continue
+		}
+		if n := atomic.SwapUint32(&w.cur[i], 0); n > 0 {
+			out = append(out, winCount{idx: uint32(i), n: n})
+		}
+	}
+	return out
 }
 
 // Advance moves the sliding window on to now, dropping the slots that
@@ -123,21 +131,19 @@ func (w *ChangeWindow) ObserveSample(cmd int, res Result, d time.Duration) {
 func (w *ChangeWindow) Advance(now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if now.Sub(w.headStart) >= w.slotLen*time.Duration(len(w.slots)) {
+	if now.Sub(w.headStart) >= w.slotLen*ChangeWindowSlots {
 		// Not advanced for a whole window: everything in it is stale.
-		for _, s := range w.slots {
-			s.zero()
-		}
-		w.head, w.headStart = 0, now
-		w.cur.Store(w.slots[0])
+		w.takeCur()
+		w.past, w.headStart = nil, now
 		return
 	}
 	for now.Sub(w.headStart) >= w.slotLen {
-		w.head = (w.head + 1) % len(w.slots)
-		// The oldest slot: no writer has held it for a whole window.
-		w.slots[w.head].zero()
+		w.past = append(w.past, w.takeCur())
+		if len(w.past) > ChangeWindowSlots-1 {
+			w.past[0] = nil
+			w.past = w.past[1:]
+		}
 		w.headStart = w.headStart.Add(w.slotLen)
-		w.cur.Store(w.slots[w.head])
 	}
 }
 
@@ -147,11 +153,8 @@ func (w *ChangeWindow) Mark(now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.before = w.quantilesLocked()
-	for _, s := range w.slots {
-		s.zero()
-	}
-	w.head, w.headStart, w.marked, w.markedAt = 0, now, true, now
-	w.cur.Store(w.slots[0])
+	w.takeCur()
+	w.past, w.headStart, w.marked, w.markedAt = nil, now, true, now
 }
 
 // WindowQuantiles are one command's figures over a window.
@@ -203,12 +206,19 @@ func (w *ChangeWindow) quantilesLocked() []WindowQuantiles {
 	for ci, name := range w.commands {
 		clear(sum)
 		var total uint64
-		for _, s := range w.slots {
-			for b := range winBuckets {
-				n := uint64(atomic.LoadUint32(&s.counts[ci*winBuckets+b]))
-				sum[b] += n
-				total += n
+		lo, hi := uint32(ci*winBuckets), uint32((ci+1)*winBuckets)
+		for _, s := range w.past {
+			for _, c := range s {
+				if c.idx >= lo && c.idx < hi {
+					sum[c.idx-lo] += uint64(c.n)
+					total += uint64(c.n)
+				}
 			}
+		}
+		for b := range winBuckets {
+			n := uint64(atomic.LoadUint32(&w.cur[ci*winBuckets+b]))
+			sum[b] += n
+			total += n
 		}
 		q := WindowQuantiles{Command: name, Count: total}
 		for b, n := range sum {

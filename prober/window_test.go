@@ -130,3 +130,32 @@ func BenchmarkChangeWindowObserve(b *testing.B) {
 		w.ObserveSample(i&1, ResultOK, time.Duration(i&0xffff)*time.Microsecond)
 	}
 }
+
+// A finished slot keeps only its non-empty buckets: each command's samples
+// must still be its own after the slot is compacted, and the sliding sum must
+// count every slot of the window exactly once.
+func TestChangeWindowFinishedSlotsKeepCommandsApart(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	w := NewChangeWindow([]string{"get", "set"}, 12*time.Second, t0) // 1 s slots
+	for i := range ChangeWindowSlots {
+		w.ObserveSample(0, ResultOK, 100*time.Microsecond)
+		w.ObserveSample(1, ResultOK, 10*time.Millisecond)
+		w.ObserveSample(1, ResultOK, 10*time.Millisecond)
+		w.Advance(t0.Add(time.Duration(i+1) * time.Second))
+	}
+	// 12 slots filled, the window slid by one: the first slot fell out.
+	cur := w.Current()
+	if cur[0].Count != ChangeWindowSlots-1 || cur[1].Count != 2*(ChangeWindowSlots-1) {
+		t.Fatalf("counts get %d, set %d; want %d and %d", cur[0].Count, cur[1].Count, ChangeWindowSlots-1, 2*(ChangeWindowSlots-1))
+	}
+	within(t, "get p99", cur[0].P99, 100*time.Microsecond)
+	within(t, "set p50", cur[1].P50, 10*time.Millisecond)
+	if n := len(w.past); n != ChangeWindowSlots-1 {
+		t.Errorf("%d finished slots kept, want %d", n, ChangeWindowSlots-1)
+	}
+	for i, s := range w.past {
+		if len(s) > 2 {
+			t.Errorf("finished slot %d keeps %d counters, want at most the 2 non-empty buckets", i, len(s))
+		}
+	}
+}

@@ -70,7 +70,7 @@ type ChangeWindow struct {
 	slotLen  time.Duration
 	cur      []uint32 // command i's buckets at [i*winBuckets, (i+1)*winBuckets)
 
-	mu        sync.Mutex // guards everything below; ObserveSample never takes it
+	mu        sync.Mutex   // guards everything below; ObserveSample never takes it
 	past      []sparseSlot // finished slots, oldest first, at most ChangeWindowSlots-1
 	headStart time.Time    // when cur's slot began
 	marked    bool

@@ -193,13 +193,13 @@ type serverDiscoverer struct {
 	t          Target
 	guard      *nodeGuard
 	tags       tagCache
-	control    *redis.Client
+	control    *redis.Client   // nil between the checks of a plain server
 	seeds      []*redis.Client // further Cluster seed nodes, asked in turn
 	wasCluster bool
 }
 
 func newServerDiscoverer(t Target, guard *nodeGuard) *serverDiscoverer {
-	d := &serverDiscoverer{t: t, guard: guard, tags: tagCache{base: t.Probe.Namespace.Tag}, control: t.Endpoint.NewClient(t.Probe.Timeout, 1)}
+	d := &serverDiscoverer{t: t, guard: guard, tags: tagCache{base: t.Probe.Namespace.Tag}}
 	for _, ep := range t.Cluster.Seeds {
 		d.seeds = append(d.seeds, ep.NewClient(t.Probe.Timeout, 1))
 	}
@@ -207,7 +207,7 @@ func newServerDiscoverer(t Target, guard *nodeGuard) *serverDiscoverer {
 }
 
 func (d *serverDiscoverer) close() {
-	_ = d.control.Close()
+	d.dropControl()
 	for _, c := range d.seeds {
 		_ = c.Close()
 	}
@@ -217,7 +217,29 @@ func (d *serverDiscoverer) single() []nodeSpec {
 	return []nodeSpec{{ep: d.t.Endpoint, tag: d.t.Probe.Namespace.Tag}}
 }
 
+// dropControl closes the discovery connection. A plain server is asked
+// whether it became a Cluster every half minute: a connection held open for
+// that is one more socket and its buffers a target, so it is dialled for
+// each check; a Cluster keeps its connection for the topology refreshes.
+func (d *serverDiscoverer) dropControl() {
+	if d.control != nil {
+		_ = d.control.Close()
+		d.control = nil
+	}
+}
+
 func (d *serverDiscoverer) discover(ctx context.Context) ([]nodeSpec, error) {
+	if d.control == nil {
+		d.control = d.t.Endpoint.NewClient(d.t.Probe.Timeout, 1)
+	}
+	specs, err := d.discoverWith(ctx)
+	if !d.wasCluster && len(d.seeds) == 0 {
+		d.dropControl()
+	}
+	return specs, err
+}
+
+func (d *serverDiscoverer) discoverWith(ctx context.Context) ([]nodeSpec, error) {
 	enabled, err := clusterEnabled(ctx, d.control)
 	if err != nil {
 		var rerr redis.Error

@@ -29,7 +29,9 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	}
 	rec := e.metrics.ForNode(t.Name, t.Node, names, t.Objective)
 	faults := prober.NewFaultLog(log)
-	control := t.Endpoint.NewClient(cfg.Timeout, 2)
+	// One control connection: the node's housekeeping loop runs its tasks
+	// one at a time, and a burst's control commands wait their turn.
+	control := t.Endpoint.NewClient(cfg.Timeout, 1)
 	defer control.Close()
 	control.AddHook(newInfoCache(infoTTL))
 	keeper := prober.NewKeeper(control, cfg)

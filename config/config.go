@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/relabel"
 	"gopkg.in/yaml.v3"
 
 	"github.com/redis-prober/redis-prober/internal/smallfile"
@@ -163,6 +165,12 @@ type Target struct {
 type File struct {
 	Global  Global   `yaml:"global"`
 	Targets []Target `yaml:"targets"`
+	// Target sources beside targets: (see sd.go), then relabelling and
+	// sharding of every target (relabel.go).
+	FileSD   []FileSD          `yaml:"file_sd_configs"`
+	HTTPSD   []HTTPSD          `yaml:"http_sd_configs"`
+	Relabel  []*relabel.Config `yaml:"relabel_configs"`
+	Sharding *Sharding         `yaml:"sharding"`
 }
 
 // Limits that keep a config from blowing up cardinality.
@@ -230,8 +238,37 @@ func (f *File) validate(root *yaml.Node) error {
 	fail := func(msg string, path ...any) error {
 		return &Error{Field: fieldName(path), Line: lineOf(root, path...), Msg: msg}
 	}
-	if len(f.Targets) == 0 {
-		return fail("at least one target is needed", "targets")
+	if len(f.Targets) == 0 && len(f.FileSD) == 0 && len(f.HTTPSD) == 0 {
+		return fail("at least one target (or file_sd_configs, http_sd_configs) is needed", "targets")
+	}
+	for i := range f.FileSD {
+		if err := f.FileSD[i].validate(func(msg string, p ...any) error {
+			return fail(msg, append([]any{"file_sd_configs", i}, p...)...)
+		}); err != nil {
+			return err
+		}
+	}
+	for i := range f.HTTPSD {
+		if err := f.HTTPSD[i].validate(func(msg string, p ...any) error {
+			return fail(msg, append([]any{"http_sd_configs", i}, p...)...)
+		}); err != nil {
+			return err
+		}
+	}
+	for i, r := range f.Relabel {
+		if r == nil {
+			return fail("is empty", "relabel_configs", i)
+		}
+		if err := r.Validate(model.LegacyValidation); err != nil {
+			return fail(err.Error(), "relabel_configs", i)
+		}
+	}
+	if f.Sharding != nil {
+		if err := f.Sharding.validate(func(msg string, p ...any) error {
+			return fail(msg, append([]any{"sharding"}, p...)...)
+		}); err != nil {
+			return err
+		}
 	}
 	if len(f.Targets) > MaxTargets {
 		return fail(fmt.Sprintf("%d targets, more than the %d one prober should carry (see docs/scaling.md)", len(f.Targets), MaxTargets), "targets")

@@ -187,6 +187,8 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 	cmd.Flag("config.file", "YAML file listing targets (see docs/configuration.md); flags give its defaults. Reloaded on SIGHUP (and POST /-/reload with --web.enable-lifecycle).").
 		StringVar(&src.file)
 	cmd.GetFlag("redis.addr").IsSetByUser(&src.addrSet)
+	cmd.Flag("config.shard-index", "This prober's share of the targets when the config file has sharding: (0 to shards-1; a StatefulSet passes its pod ordinal). Overrides sharding.index.").
+		Default("-1").IntVar(&src.shardIndex)
 	configCheck := cmd.Flag("config.check", "Validate the configuration, print a summary and exit.").Bool()
 	webF := kingpinflag.AddFlags(cmd, ":9379")
 	telemetryPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
@@ -196,11 +198,15 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 	return func(ctx context.Context, env *cliEnv) error {
 		log := promslog.New(env.logConfig)
 		src.tag = instanceTag()
-		cfg, err := src.load(log)
+		initial, err := src.load(ctx, log)
 		if err != nil {
 			return err
 		}
+		cfg := initial.cfg
 		if *configCheck {
+			if initial.sources != nil && !initial.sources.Healthy() {
+				return usagef("--config.file: a target source did not read (see the log above)")
+			}
 			fmt.Fprintf(env.stdout, "config OK: %d targets\n", len(cfg.Targets))
 			return nil
 		}
@@ -243,8 +249,7 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			defer close(engineDone)
 			eng.Run(runCtx, cfg)
 		}()
-		reloads.start(runCtx)
-		reloads.succeeded()
+		reloads.start(runCtx, initial)
 
 		var result error
 		select {

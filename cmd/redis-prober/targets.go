@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/redis-prober/redis-prober/config"
@@ -26,9 +29,77 @@ type targetSource struct {
 	file      string
 	addrSet   bool // --redis.addr given explicitly
 	tag       string
+	// shardIndex is --config.shard-index (-1: not given).
+	shardIndex int
+	// httpClient reads http_sd URLs (nil: a default client).
+	httpClient *http.Client
 }
 
-func (s *targetSource) load(log *slog.Logger) (engine.Config, error) {
+// loaded is one successful read of the targets: the engine config and, for
+// a config file, the file and the watcher of its target sources.
+type loaded struct {
+	cfg     engine.Config
+	file    *config.File
+	sources *engine.SourceWatcher[discovered]
+}
+
+// discovered is what one target source holds: its groups and the settings
+// of their targets.
+type discovered struct {
+	name     string
+	template config.TargetTemplate
+	groups   []config.Group
+}
+
+// sources are the file_sd and http_sd blocks of l.file. What each reads is
+// checked to make valid targets before it replaces the last good read.
+func (s *targetSource) sources(l loaded) []engine.Source[discovered] {
+	f := l.file
+	client := s.httpClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	check := func(name string, tpl config.TargetTemplate, groups []config.Group, err error) (discovered, error) {
+		d := discovered{name: name, template: tpl, groups: groups}
+		if err != nil {
+			return d, err
+		}
+		if _, err := f.DiscoveredTargets(tpl, groups); err != nil {
+			return d, err // names the file or URL
+		}
+		for _, g := range groups {
+			one := []config.Group{g}
+			if _, err := s.fileTargets(l, func() ([]config.Target, error) { return f.DiscoveredTargets(tpl, one) }, nil); err != nil {
+				return d, fmt.Errorf("%s: %w", sourceName(g.Source), err)
+			}
+		}
+		return d, nil
+	}
+	var out []engine.Source[discovered]
+	for i, sd := range f.FileSD {
+		name := fmt.Sprintf("file_sd_configs[%d]", i)
+		out = append(out, engine.Source[discovered]{Name: name, Interval: sd.Refresh(),
+			Read: func(context.Context) (discovered, error) {
+				groups, err := config.ReadFileSD(sd)
+				return check(name, sd.Target, groups, err)
+			}})
+	}
+	for i, sd := range f.HTTPSD {
+		name := fmt.Sprintf("http_sd_configs[%d]", i)
+		out = append(out, engine.Source[discovered]{Name: name, Interval: sd.Refresh(),
+			Read: func(ctx context.Context) (discovered, error) {
+				groups, err := config.FetchHTTPSD(ctx, client, sd)
+				return check(name, sd.Target, groups, err)
+			}})
+	}
+	return out
+}
+
+// load reads the targets: from the flags, or from the config file and a
+// first read of each of its target sources (file_sd, http_sd). A source
+// that fails to read does not fail the load: it shows in
+// l.sources.Healthy() and the reload gauge.
+func (s *targetSource) load(ctx context.Context, log *slog.Logger) (loaded, error) {
 	cfg := engine.Config{
 		IntrinsicWindow:   *s.probe.intrinsicWindow,
 		IntrinsicInterval: *s.probe.intrinsicInterval,
@@ -36,38 +107,119 @@ func (s *targetSource) load(log *slog.Logger) (engine.Config, error) {
 	}
 	defaults, err := s.probe.config(s.tag)
 	if err != nil {
-		return cfg, err
+		return loaded{cfg: cfg}, err
 	}
 	if s.file == "" {
+		if s.shardIndex >= 0 {
+			return loaded{cfg: cfg}, usagef("--config.shard-index: needs --config.file with sharding:")
+		}
 		names, eps, err := s.redis.endpoints(log)
 		if err != nil {
-			return cfg, err
+			return loaded{cfg: cfg}, err
 		}
 		disc, err := s.discovery.options()
 		if err != nil {
-			return cfg, err
+			return loaded{cfg: cfg}, err
 		}
 		for i, name := range names {
 			t := s.target(name, eps[i], defaults, *s.probe.connectInterval, *s.probe.objective)
 			t.Discovery = disc
 			cfg.Targets = append(cfg.Targets, t)
 		}
-		return cfg, nil
+		return loaded{cfg: cfg}, nil
 	}
 	if s.addrSet {
-		return cfg, usagef("--redis.addr: give targets either with --redis.addr or in --config.file, not both")
+		return loaded{cfg: cfg}, usagef("--redis.addr: give targets either with --redis.addr or in --config.file, not both")
 	}
 	f, err := config.Load(s.file)
 	if err != nil {
-		return cfg, usagef("--config.file: %v", err)
+		return loaded{cfg: cfg}, usagef("--config.file: %v", err)
+	}
+	if s.shardIndex >= 0 {
+		if err := f.SetShardIndex(s.shardIndex); err != nil {
+			return loaded{cfg: cfg}, usagef("--config.shard-index: %v", err)
+		}
+	}
+	l := loaded{cfg: cfg, file: f}
+	static, err := s.fileTargets(l, f.StaticTargets, log)
+	if err != nil {
+		return l, err
+	}
+	l.sources = engine.NewSourceWatcher(log, s.sources(l)...)
+	l.sources.Poll(ctx)
+	l.cfg.Targets, err = s.withDiscovered(l, static, log)
+	return l, err
+}
+
+// rebuild is the engine config of l with what its sources hold now.
+func (s *targetSource) rebuild(l loaded, log *slog.Logger) (engine.Config, error) {
+	static, err := s.fileTargets(l, l.file.StaticTargets, log)
+	if err != nil {
+		return l.cfg, err
+	}
+	cfg := l.cfg
+	cfg.Targets, err = s.withDiscovered(l, static, log)
+	return cfg, err
+}
+
+// withDiscovered adds the targets of every source to the static ones. A
+// name already taken (by a static target or an earlier source) keeps its
+// first holder; the later one is left out with a warning.
+func (s *targetSource) withDiscovered(l loaded, static []engine.Target, log *slog.Logger) ([]engine.Target, error) {
+	out := static
+	taken := map[string]bool{}
+	for _, t := range static {
+		taken[t.Name] = true
+	}
+	for _, src := range l.sources.Snapshot() {
+		// No log: this runs on every change of a source, and the warning
+		// about a loose password file would repeat each time.
+		ts, err := s.fileTargets(l, func() ([]config.Target, error) { return l.file.DiscoveredTargets(src.template, src.groups) }, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", src.name, err)
+		}
+		for _, t := range ts {
+			if taken[t.Name] {
+				log.Warn("a discovered target has the name of another target; the first one is kept", "source", src.name, "target", t.Name)
+				continue
+			}
+			taken[t.Name] = true
+			out = append(out, t)
+		}
+	}
+	if len(out) > config.MaxTargets {
+		return nil, usagef("--config.file: %d targets with the discovered ones, more than the %d one prober should carry (shard them: see docs/scaling.md)", len(out), config.MaxTargets)
+	}
+	return out, nil
+}
+
+// sourceName is a file path, or a URL without its query.
+func sourceName(src string) string {
+	if strings.Contains(src, "://") {
+		return config.RedactURL(src)
+	}
+	return src
+}
+
+// fileTargets turns the config targets list() gives into engine targets,
+// with the flags and global: of l.file as defaults.
+func (s *targetSource) fileTargets(l loaded, list func() ([]config.Target, error), log *slog.Logger) ([]engine.Target, error) {
+	f := l.file
+	fts, err := list()
+	if err != nil {
+		return nil, usagef("--config.file: %v", err)
+	}
+	defaults, err := s.probe.config(s.tag)
+	if err != nil {
+		return nil, err
 	}
 	global, err := s.redis.password(log)
 	if err != nil {
-		return cfg, err
+		return nil, err
 	}
 	base, connect, objective, err := applyProbe(defaults, *s.probe.connectInterval, f.Global.Probe)
 	if err != nil {
-		return cfg, usagef("--config.file: global.probe: %v", err)
+		return nil, usagef("--config.file: global.probe: %v", err)
 	}
 	if f.Global.Objective != nil {
 		objective = time.Duration(*f.Global.Objective)
@@ -75,17 +227,18 @@ func (s *targetSource) load(log *slog.Logger) (engine.Config, error) {
 	if objective == 0 {
 		objective = *s.probe.objective
 	}
-	for i, ft := range f.Targets {
+	var out []engine.Target
+	for i, ft := range fts {
 		t, err := s.fileTarget(ft, base, connect, objective, global, log)
 		if err != nil {
-			return cfg, usagef("--config.file: targets[%d] (%s): %v", i, ft.Name, err)
+			return nil, usagef("--config.file: targets[%d] (%s): %v", i, ft.Name, err)
 		}
 		if t.Discovery, err = s.discovery.options(f.Global.Discovery, ft.Discovery); err != nil {
-			return cfg, err
+			return nil, err
 		}
-		cfg.Targets = append(cfg.Targets, t)
+		out = append(out, t)
 	}
-	return cfg, nil
+	return out, nil
 }
 
 func (s *targetSource) target(name string, ep prober.Endpoint, p prober.ProbeConfig, connect, objective time.Duration) engine.Target {

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis-prober/redis-prober/internal/redistest"
+)
+
+// writeAtomic replaces a file the way a config generator (or Kubernetes's
+// ConfigMap volume) does, so a poll never reads half of it.
+func writeAtomic(t *testing.T, path, text string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sdJSON is a file_sd document: one group of addrs with labels.
+func sdJSON(labels string, addrs ...string) string {
+	return fmt.Sprintf(`[{"targets": ["%s"], "labels": {%s}}]`, strings.Join(addrs, `", "`), labels)
+}
+
+var upLine = regexp.MustCompile(`(?m)^redis_prober_up\{node="",target="([^"]+)"\} 1$`)
+
+// upTargets lists the targets that are up on a prober.
+func upTargets(metrics string) []string {
+	var out []string
+	for _, m := range upLine.FindAllStringSubmatch(metrics, -1) {
+		out = append(out, m[1])
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Targets from a file_sd file appear, change and disappear on a running
+// prober; a malformed file keeps the last good list, sets the reload gauge
+// to 0 and logs one line naming the file; a fixed file sets it back to 1.
+func TestFileSDTargetsFollowTheFile(t *testing.T) {
+	a, b := redistest.Start(t), redistest.Start(t)
+	dir := t.TempDir()
+	sd := filepath.Join(dir, "redis.json")
+	writeAtomic(t, sd, sdJSON(`"team": "payments"`, a.Addr()))
+	cfg := filepath.Join(dir, "prober.yml")
+	writeConfig(t, cfg, fmt.Sprintf("global:\n  probe: {rate: 20}\nfile_sd_configs:\n  - files: [%s]\n    refresh_interval: 200ms\n", filepath.Join(dir, "*.json")))
+	p := startProber(t, nil, "--config.file="+cfg, "--probe.connect-interval=0s", "--burst.interval=0s")
+
+	m := p.waitMetric(t, "a up", func(m string) bool { return slices.Equal(upTargets(m), []string{a.Addr()}) })
+	if _, ok := value(m, `redis_prober_target_info{kind="server",target="`+a.Addr()+`",team="payments"}`); !ok {
+		t.Errorf("no target_info with the file's label:\n%s", grepLines(m, "target_info"))
+	}
+	if v, _ := value(m, "redis_prober_config_last_reload_successful"); v != 1 {
+		t.Errorf("reload gauge %v, want 1", v)
+	}
+
+	// Add b; a keeps running (its counter does not go back).
+	okBefore, _ := value(m, okSeries(a.Addr(), "ping"))
+	writeAtomic(t, sd, sdJSON(`"team": "payments"`, a.Addr(), b.Addr()))
+	m = p.waitMetric(t, "a and b up", func(m string) bool { return len(upTargets(m)) == 2 })
+	if okAfter, _ := value(m, okSeries(a.Addr(), "ping")); okAfter < okBefore {
+		t.Errorf("a restarted when b was added: %v -> %v", okBefore, okAfter)
+	}
+
+	// A label changes: the targets restart with it.
+	writeAtomic(t, sd, sdJSON(`"team": "identity"`, a.Addr(), b.Addr()))
+	p.waitMetric(t, "new label", func(m string) bool {
+		_, ok := value(m, `redis_prober_target_info{kind="server",target="`+b.Addr()+`",team="identity"}`)
+		return ok
+	})
+
+	// Malformed: the list stays, the gauge drops, one log line names the file.
+	writeAtomic(t, sd, `[{"targets": ["`+a.Addr()+`"`)
+	m = p.waitMetric(t, "gauge 0", func(m string) bool { v, _ := value(m, "redis_prober_config_last_reload_successful"); return v == 0 })
+	time.Sleep(time.Second) // five more polls of the broken file
+	m = p.waitMetric(t, "both still probed", func(m string) bool { return len(upTargets(m)) == 2 })
+	var failed []string
+	for _, line := range strings.Split(p.stderr.String(), "\n") {
+		if strings.Contains(line, "target source failed") {
+			failed = append(failed, line)
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], sd) || !strings.Contains(failed[0], "not a JSON list") {
+		t.Errorf("want one log line naming %s and the problem, got %q", sd, failed)
+	}
+
+	// Fixed, with a gone: a stops (series and keys go), the gauge is 1 again.
+	writeAtomic(t, sd, sdJSON(`"team": "identity"`, b.Addr()))
+	m = p.waitMetric(t, "a gone", func(m string) bool { return slices.Equal(upTargets(m), []string{b.Addr()}) })
+	if _, ok := value(m, upSeries(a.Addr())); ok {
+		t.Errorf("a's series stayed")
+	}
+	if v, _ := value(m, "redis_prober_config_last_reload_successful"); v != 1 {
+		t.Errorf("reload gauge %v after a good file, want 1", v)
+	}
+	if keys := a.Keys(t.Context(), "redis-prober:*"); len(keys) != 0 {
+		t.Errorf("a removed target kept probe keys: %v", keys)
+	}
+
+	// The file goes away: its targets go (as in Prometheus: no file, no targets).
+	if err := os.Remove(sd); err != nil {
+		t.Fatal(err)
+	}
+	p.waitMetric(t, "no target", func(m string) bool { return len(upTargets(m)) == 0 && !strings.Contains(m, "redis_prober_up{") })
+	if _, err := p.stop(t); err != nil {
+		t.Errorf("exit: %v", err)
+	}
+}
+
+// http_sd: the prober fetches a URL (an httptest server on loopback);
+// targets follow its answers, a failing answer keeps them.
+func TestHTTPSDTargetsFollowTheURL(t *testing.T) {
+	a, b := redistest.Start(t), redistest.Start(t)
+	var mu sync.Mutex
+	body, status := sdJSON(`"env": "test"`, a.Addr()), 200
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	set := func(s string, code int) { mu.Lock(); body, status = s, code; mu.Unlock() }
+
+	cfg := filepath.Join(t.TempDir(), "prober.yml")
+	writeConfig(t, cfg, fmt.Sprintf("http_sd_configs:\n  - url: %s/sd?token=hidden\n    refresh_interval: 200ms\n    timeout: 1s\n", srv.URL))
+	p := startProber(t, nil, "--config.file="+cfg, "--probe.connect-interval=0s", "--burst.interval=0s")
+	p.waitMetric(t, "a up", func(m string) bool { return slices.Equal(upTargets(m), []string{a.Addr()}) })
+
+	set(sdJSON(`"env": "test"`, a.Addr(), b.Addr()), 200)
+	p.waitMetric(t, "b up", func(m string) bool { return len(upTargets(m)) == 2 })
+
+	set("", 503)
+	p.waitMetric(t, "gauge 0", func(m string) bool { v, _ := value(m, "redis_prober_config_last_reload_successful"); return v == 0 })
+	m := p.waitMetric(t, "both still up", func(m string) bool { return len(upTargets(m)) == 2 })
+	if strings.Contains(p.stderr.String(), "hidden") {
+		t.Errorf("the log shows the URL's query")
+	}
+	if !strings.Contains(p.stderr.String(), "HTTP status 503") {
+		t.Errorf("no log of the 503")
+	}
+
+	set(sdJSON(`"env": "test"`, b.Addr()), 200)
+	m = p.waitMetric(t, "a gone", func(m string) bool { return slices.Equal(upTargets(m), []string{b.Addr()}) })
+	if v, _ := value(m, "redis_prober_config_last_reload_successful"); v != 1 {
+		t.Errorf("gauge %v, want 1", v)
+	}
+}
+
+// Three probers, shard index 0, 1 and 2 of one file_sd file of 30 targets
+// (ten databases on each of three servers), probe every target exactly
+// once between them; editing the file adds and removes targets without a
+// restart, still each on exactly one prober.
+func TestThreeShardsProbeEveryTargetOnce(t *testing.T) {
+	servers := []*redistest.Server{redistest.Start(t), redistest.Start(t), redistest.Start(t)}
+	list := func(dbs ...int) []string {
+		var out []string
+		for _, s := range servers {
+			for _, db := range dbs {
+				out = append(out, fmt.Sprintf("redis://%s/%d", s.Addr(), db))
+			}
+		}
+		return out
+	}
+	names := func(addrs []string) []string {
+		var out []string
+		for _, a := range addrs {
+			out = append(out, strings.TrimPrefix(a, "redis://"))
+		}
+		slices.Sort(out)
+		return out
+	}
+	dir := t.TempDir()
+	sd := filepath.Join(dir, "fleet.json")
+	first := list(0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+	writeAtomic(t, sd, sdJSON(`"fleet": "test"`, first...))
+	cfg := filepath.Join(dir, "prober.yml")
+	writeConfig(t, cfg, fmt.Sprintf("global:\n  probe: {rate: 2, commands: [ping]}\nfile_sd_configs:\n  - files: [%s]\n    refresh_interval: 200ms\nsharding:\n  shards: 3\n", sd))
+	var probers []*runningProber
+	for i := range 3 {
+		probers = append(probers, startProber(t, nil, "--config.file="+cfg, fmt.Sprintf("--config.shard-index=%d", i),
+			"--probe.connect-interval=0s", "--burst.interval=0s"))
+	}
+	// waitPartition waits until the probers' up targets are want, each
+	// on exactly one prober, and every prober has some.
+	waitPartition := func(want []string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var all []string
+			counts := []int{}
+			for _, p := range probers {
+				_, m := p.get(t, "/metrics")
+				up := upTargets(m)
+				counts = append(counts, len(up))
+				all = append(all, up...)
+			}
+			slices.Sort(all)
+			if slices.Equal(all, want) && !slices.Contains(counts, 0) {
+				t.Logf("%d targets over three probers: %v", len(all), counts)
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("targets up per prober %v; union %d, want %d each once:\n got %v\nwant %v", counts, len(all), len(want), all, want)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if n := len(first); n != 30 {
+		t.Fatalf("%d targets", n)
+	}
+	waitPartition(names(first))
+
+	// Drop databases 8 and 9, add 10 and 11: 30 targets again, six moved.
+	second := list(0, 1, 2, 3, 4, 5, 6, 7, 10, 11)
+	writeAtomic(t, sd, sdJSON(`"fleet": "test"`, second...))
+	waitPartition(names(second))
+	for _, p := range probers {
+		if strings.Contains(p.stderr.String(), "configuration reloaded") {
+			t.Errorf("a prober reloaded its config; the file's change alone should do")
+		}
+	}
+}

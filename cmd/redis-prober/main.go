@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -24,7 +25,17 @@ import (
 
 const exporterName = "redis-prober"
 
+// defaultGCPercent is the Go GC target when GOGC is not set: the heap may
+// grow to 1.5 times what is live instead of twice. The prober's live heap
+// grows with its targets (about 140 KiB each) while the GC costs about 1 % of
+// a core at 1,000 targets, so memory is the scarcer of the two, as it is for
+// Prometheus (which sets 75). GOGC in the environment wins.
+const defaultGCPercent = 50
+
 func main() {
+	if _, ok := os.LookupEnv("GOGC"); !ok {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

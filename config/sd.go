@@ -106,8 +106,8 @@ type Group struct {
 
 // ParseGroups decodes a service-discovery document: JSON (as http_sd and
 // .json files hold) or YAML (.yml, .yaml). Unknown fields are refused and
-// every group is checked: at least one address per group... well, an empty
-// group is allowed (Prometheus allows it) but an empty address is not.
+// every group is checked: addresses non-empty, label names valid, values
+// bounded UTF-8. A group without addresses is allowed, as in Prometheus.
 func ParseGroups(b []byte, asJSON bool) ([]Group, error) {
 	var groups []Group
 	if asJSON {

@@ -103,6 +103,7 @@ type collectorService struct {
 	classic   bool              // classic buckets on the server-side latency histogram
 	processes *collector.ProcessCache
 	hostFacts *collector.HostFactsCache
+	checks    checkBoard // for the status page
 }
 
 var _ engine.Service = (*collectorService)(nil)
@@ -134,6 +135,7 @@ func (s *collectorService) RunTarget(ctx context.Context, t engine.Target, contr
 		return
 	}
 	defer s.reg.Unregister(tgt)
+	defer s.checks.add(t, tgt)()
 
 	tick := time.NewTicker(s.interval)
 	defer tick.Stop()

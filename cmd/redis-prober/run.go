@@ -225,7 +225,9 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			}
 			services = append(services, svcs...)
 		}
-		status := engine.NewStatus()
+		// The status page reads the other services' last burst, change
+		// and checks of each node.
+		status := engine.NewStatus(services...)
 		services = append(services, status)
 		eng := engine.NewWithMetrics(metrics, log, services...)
 		reg.MustRegister(eng)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/safetext"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -87,6 +88,43 @@ type nodeView struct {
 	Spark, BigSpark        sparkView
 	LastError              *errorView
 	Errors                 []errorView
+	Burst                  *burstView
+	Change                 *changeView
+	// Checks are the failing checks; ChecksKnown is false when none
+	// were evaluated (the checks collector off, or not run yet).
+	Checks      []checkView
+	ChecksKnown bool
+}
+
+type burstView struct {
+	Plan, Outcome, Reason, Detail string
+	OpsPerSec, P99, Requests      string
+	Capacity                      string
+	Ago, At                       string
+}
+
+type changeView struct {
+	Kinds, Ago, At string
+	// Headline is the command whose p99 since the change is the highest,
+	// with its p99 before and after ("" when neither window has samples).
+	Headline            string
+	Before, After       string
+	BeforeFew, AfterFew bool
+	Commands            []changeRow
+	MinSamples          uint64
+}
+
+type changeRow struct {
+	Command              string
+	BeforeP50, BeforeP99 string
+	BeforeCount          uint64
+	AfterP50, AfterP99   string
+	AfterCount           uint64
+	BeforeFew, AfterFew  bool
+}
+
+type checkView struct {
+	ID, Severity, Value string
 }
 
 type rowView struct {
@@ -146,7 +184,84 @@ func (p *statusPage) view(target string, detail bool) statusView {
 		if len(nv.Errors) > 0 {
 			nv.LastError = &nv.Errors[0]
 		}
+		nv.Burst = burstOf(n.LastBurst, now)
+		nv.Change = changeOf(n.LastChange, now)
+		nv.ChecksKnown = n.ChecksKnown
+		for _, c := range n.FailingChecks {
+			nv.Checks = append(nv.Checks, checkView{ID: c.ID, Severity: string(c.Severity), Value: c.Value})
+		}
 		v.Nodes[i] = nv
+	}
+	return v
+}
+
+// maxBurstDetail bounds the governor's or dialer's sentence on the page.
+const maxBurstDetail = 300
+
+func burstOf(b *engine.LastBurst, now time.Time) *burstView {
+	if b == nil {
+		return nil
+	}
+	v := &burstView{Plan: b.Plan, Outcome: string(b.Outcome), Detail: safetext.Label(b.Detail, maxBurstDetail),
+		OpsPerSec: "—", P99: fmtLatency(b.P99), Ago: ago(now, b.End), At: b.End.Format("15:04:05")}
+	if b.Reason != prober.ReasonNone {
+		v.Reason = b.Reason
+	}
+	if b.Requests > 0 {
+		v.OpsPerSec = fmtRate(b.OpsPerSec)
+		v.Requests = strconv.FormatInt(b.Requests, 10)
+	}
+	if b.Capacity > 0 {
+		v.Capacity = fmtRate(b.Capacity)
+	}
+	return v
+}
+
+// fmtRate prints ops/s as a whole number with thousands separators.
+func fmtRate(r float64) string {
+	s := strconv.FormatFloat(r, 'f', 0, 64)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s + " ops/s"
+}
+
+func changeOf(c *engine.LastChange, now time.Time) *changeView {
+	if c == nil {
+		return nil
+	}
+	v := &changeView{Kinds: strings.Join(c.Kinds, ", "), Ago: ago(now, c.At), At: c.At.Format("15:04:05"),
+		MinSamples: c.MinSamples}
+	few := func(n uint64) bool { return n < c.MinSamples }
+	// The headline is the command slowest since the change; before any
+	// sample since, the one slowest before it.
+	var worst time.Duration
+	var worstAfter bool
+	for i, a := range c.After {
+		r := changeRow{Command: a.Command, AfterP50: fmtLatency(a.P50), AfterP99: fmtLatency(a.P99),
+			AfterCount: a.Count, AfterFew: few(a.Count), BeforeP50: "—", BeforeP99: "—", BeforeFew: true}
+		// Before and After are in the same probe command order.
+		if i < len(c.Before) && c.Before[i].Command == a.Command {
+			b := c.Before[i]
+			r.BeforeP50, r.BeforeP99, r.BeforeCount, r.BeforeFew = fmtLatency(b.P50), fmtLatency(b.P99), b.Count, few(b.Count)
+		}
+		v.Commands = append(v.Commands, r)
+		var pick bool
+		switch {
+		case a.Count > 0:
+			pick = !worstAfter || a.P99 > worst
+			if pick {
+				worst, worstAfter = a.P99, true
+			}
+		case !worstAfter && r.BeforeCount > 0 && i < len(c.Before):
+			pick = v.Headline == "" || c.Before[i].P99 > worst
+			if pick {
+				worst = c.Before[i].P99
+			}
+		}
+		if pick {
+			v.Headline, v.Before, v.After, v.BeforeFew, v.AfterFew = r.Command, r.BeforeP99, r.AfterP99, r.BeforeFew, r.AfterFew
+		}
 	}
 	return v
 }

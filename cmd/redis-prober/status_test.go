@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
@@ -102,6 +104,9 @@ func TestStatusTemplateEscapes(t *testing.T) {
 	v := statusView{Refresh: 10, Telemetry: "/metrics", Nodes: []nodeView{{
 		Target: evil, Node: evil, State: "up", DetailURL: "/?target=x", Spark: sparkOf(nil, 0, 120, 24),
 		LastError: &errorView{Text: evil}, All: rowView{M1: quantOf(prober.RecentQuantiles{}, 0), M5: quantOf(prober.RecentQuantiles{}, 0)},
+		Burst:  &burstView{Plan: evil, Outcome: evil, Reason: evil, Detail: evil, OpsPerSec: evil, P99: evil, Requests: "1", Ago: evil},
+		Change: &changeView{Kinds: evil, Ago: evil, Headline: evil, Before: evil, After: evil, Commands: []changeRow{{Command: evil}}},
+		Checks: []checkView{{ID: evil, Severity: evil, Value: evil}}, ChecksKnown: true,
 	}}}
 	var buf bytes.Buffer
 	if err := statusTemplate.Execute(&buf, v); err != nil {
@@ -118,6 +123,72 @@ func TestStatusTemplateEscapes(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "<script") || strings.Contains(buf.String(), "<img") {
 		t.Errorf("unescaped text on the detail view:\n%s", buf.String())
+	}
+}
+
+// The last change's headline is the command slowest since the change;
+// before any sample since, the one slowest before it; grey under the
+// window's minimum.
+func TestChangeOf(t *testing.T) {
+	ms := time.Millisecond
+	q := func(cmd string, n uint64, p99 time.Duration) prober.WindowQuantiles {
+		return prober.WindowQuantiles{Command: cmd, Count: n, P50: p99 / 2, P99: p99}
+	}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name          string
+		before, after []prober.WindowQuantiles
+		want          string // headline before after beforeFew afterFew
+	}{
+		{"slowest since", []prober.WindowQuantiles{q("get", 500, 2*ms), q("set", 500, 3*ms)},
+			[]prober.WindowQuantiles{q("get", 400, 5*ms), q("set", 400, 4*ms)}, "get 2 ms 5 ms false false"},
+		{"nothing since", []prober.WindowQuantiles{q("get", 500, 2*ms), q("set", 500, 3*ms)},
+			[]prober.WindowQuantiles{q("get", 0, 0), q("set", 0, 0)}, "set 3 ms — false true"},
+		{"few since", []prober.WindowQuantiles{q("get", 0, 0)}, []prober.WindowQuantiles{q("get", 10, 900*time.Microsecond)},
+			"get — 900 µs true true"},
+		{"no samples at all", nil, []prober.WindowQuantiles{q("get", 0, 0)}, "   false false"}, // no headline
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := changeOf(&engine.LastChange{Kinds: []string{"restart", "version"}, At: at, Before: tc.before, After: tc.after, MinSamples: 300},
+				at.Add(90*time.Second))
+			if got := fmt.Sprint(v.Headline, " ", v.Before, " ", v.After, " ", v.BeforeFew, " ", v.AfterFew); got != tc.want {
+				t.Errorf("headline = %q, want %q", got, tc.want)
+			}
+			if v.Kinds != "restart, version" || v.Ago != "1m30s ago" || len(v.Commands) != len(tc.after) {
+				t.Errorf("view = %+v", v)
+			}
+		})
+	}
+	if changeOf(nil, at) != nil || burstOf(nil, at) != nil {
+		t.Error("a view of nothing")
+	}
+}
+
+func TestBurstOf(t *testing.T) {
+	end := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		in   engine.LastBurst
+		want string // outcome reason ops p99 requests capacity
+	}{
+		{"completed", engine.LastBurst{Outcome: prober.OutcomeCompleted, Reason: prober.ReasonNone, OpsPerSec: 19987.4, P99: 520 * time.Microsecond, Requests: 199874, End: end},
+			"completed  19,987 ops/s 520 µs 199874 "},
+		{"aborted", engine.LastBurst{Outcome: prober.OutcomeAborted, Reason: prober.ReasonP99, OpsPerSec: 812, P99: 25 * time.Millisecond, Requests: 812, End: end},
+			"aborted p99 812 ops/s 25 ms 812 "},
+		{"skipped, no requests", engine.LastBurst{Outcome: prober.OutcomeSkipped, Reason: prober.ReasonReplica, End: end},
+			"skipped replica — —  "},
+		{"step-load", engine.LastBurst{Outcome: prober.OutcomeCompleted, Reason: prober.ReasonNone, OpsPerSec: 1000, P99: time.Millisecond, Requests: 10, Capacity: 34000, End: end},
+			"completed  1,000 ops/s 1 ms 10 34,000 ops/s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := burstOf(&tc.in, end.Add(3*time.Second))
+			if got := fmt.Sprint(v.Outcome, " ", v.Reason, " ", v.OpsPerSec, " ", v.P99, " ", v.Requests, " ", v.Capacity); got != tc.want {
+				t.Errorf("burst view = %q, want %q", got, tc.want)
+			}
+			if v.Ago != "3s ago" {
+				t.Errorf("ago = %q", v.Ago)
+			}
+		})
 	}
 }
 
@@ -180,12 +251,23 @@ func runChromium(t *testing.T, bin string, args ...string) []byte {
 }
 
 // The page as a browser renders it, against a real prober and Redis: the
-// DOM Chromium built, and a screenshot kept under $ARTIFACTS_DIR.
+// DOM Chromium built, and a screenshot kept under $ARTIFACTS_DIR. The
+// Redis has the latency monitor off (a failing check), the prober bursts
+// every 2 s, and the test changes the config once the probe has samples,
+// so the last burst, the last change and the failing checks all show.
 func TestStatusPageInBrowser(t *testing.T) {
 	bin := chromium(t)
-	srv := redistest.Start(t)
-	p := startProber(t, nil, "--redis.addr="+srv.URL(), "--redis.addr=redis://127.0.0.1:1", "--probe.rate=50", "--burst.interval=0")
+	srv := redistest.Start(t, "latency-monitor-threshold 0")
+	p := startProber(t, nil, "--redis.addr="+srv.URL(), "--redis.addr=redis://127.0.0.1:1", "--probe.rate=50",
+		// A generous abort threshold: on a busy host every burst still
+		// completes, so the one the browser sees is like the one waited for.
+		"--burst.interval=2s", "--burst.test-time=500ms", "--burst.warmup=0", "--burst.rate=500", "--burst.abort-p99=1s",
+		"--changes.interval=200ms", "--changes.min-samples=1", "--collector.refresh-interval=500ms")
 	waitPage(t, p, "/", `<td class="name up">up</td>\s*<td>\d`, `<td class="name down">down</td>`)
+	if err := srv.Client().ConfigSet(t.Context(), "appendfsync", "always").Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, p, "/", `<span class="outcome completed">`, `<span class="kind">config</span>`, `<span class="after">\d`)
 
 	dom := string(runChromium(t, bin, "--dump-dom", p.url+"/"))
 	for _, pat := range []string{
@@ -199,14 +281,34 @@ func TestStatusPageInBrowser(t *testing.T) {
 		// The current minute's p99 is the sparkline's first point.
 		`<svg class="spark"[^>]*><title>p99 per minute[^<]*</title>.*?<circle `,
 		`p99, last hour`,
+		// The Redis node's last burst (outcome, ops/s, p99, when), last
+		// change (kind, when, the slowest command's p99 before → after)
+		// and failing checks; the unreachable node has none of them.
+		`<td class="burst"><span class="outcome completed">completed</span> [\d,]+ ops/s, p99 <span class="p99">\d+(\.\d+)? (µs|ms)</span> <span class="note">\(\d+s ago\)</span></td>`,
+		`<td class="change"><span class="kind">config</span> <span class="note">\(\d+s ago\)</span><br>[a-z]+ p99 <span class="before">\d+(\.\d+)? (µs|ms)</span> → <span class="after">\d+(\.\d+)? (µs|ms)</span></td>`,
+		`<td class="checks">[^<]*(<span class="check [a-z]+" title="[^"]*">[a-z_]+</span>)*<span class="check info" title="info: latency-monitor-threshold 0 \(off\)">latency_monitor</span>`,
+		// The unreachable node: its bursts fail to start (or none ran
+		// yet), it saw no change.
+		`<td class="name down">down</td>(?s:.*?)<td class="burst">(<span class="note">none yet</span>|<span class="outcome failed">failed</span> \([a-z]+\) <span class="note">\(\d+s ago\)</span>)</td>\s*<td class="change"><span class="note">none seen</span></td>`,
 	} {
 		if !regexp.MustCompile(pat).MatchString(dom) {
 			t.Errorf("rendered DOM lacks %s", pat)
 		}
 	}
 	detail := string(runChromium(t, bin, "--dump-dom", p.url+"/?target="+srv.Addr()))
-	if !regexp.MustCompile(`<td class="name">get</td>\s*<td>\d`).MatchString(detail) {
-		t.Errorf("rendered detail view lacks the get row with figures:\n%s", detail)
+	for _, pat := range []string{
+		`<td class="name">get</td>\s*<td>\d`,
+		`<table class="burst">.*?<td class="name">default</td><td class="name outcome completed">completed</td><td>[\d,]+ ops/s</td><td class="p99">\d`,
+		`<p class="change"><span class="kind">config</span> at \d\d:\d\d:\d\d \(\d+s ago\)\.</p>`,
+		`<table class="change">.*?<td class="name">get</td><td>\d[^<]*</td><td class="">\d[^<]*</td><td>[1-9]\d*</td>`,
+		`<table class="checks">.*?<span class="check info">latency_monitor</span></td><td class="name">info</td><td class="text">latency-monitor-threshold 0 \(off\)</td>`,
+	} {
+		if !regexp.MustCompile(`(?s)` + pat).MatchString(detail) {
+			t.Errorf("rendered detail view lacks %s", pat)
+		}
+	}
+	if t.Failed() {
+		t.Logf("DOM:\n%s\ndetail:\n%s", dom, detail)
 	}
 
 	dir := os.Getenv("ARTIFACTS_DIR")
@@ -217,7 +319,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 	for name, url := range map[string]string{"status-page.png": p.url + "/", "status-detail.png": p.url + "/?target=" + srv.Addr()} {
 		shot := filepath.Join(dir, name)
-		runChromium(t, bin, "--screenshot="+shot, "--window-size=1280,900", url)
+		runChromium(t, bin, "--screenshot="+shot, "--window-size=1600,900", url)
 		st, err := os.Stat(shot)
 		if err != nil || st.Size() < 5000 {
 			t.Fatalf("screenshot %s: %v (size %d)", shot, err, st.Size())
@@ -241,6 +343,37 @@ func TestStatusPageRenders200Targets(t *testing.T) {
 	if rr.Code != http.StatusOK || strings.Count(rr.Body.String(), `<tr class="node"`) != 200 {
 		t.Fatalf("status %d, %d rows", rr.Code, strings.Count(rr.Body.String(), `<tr class="node"`))
 	}
+	for _, cell := range []string{`<td class="burst"><span class="outcome completed">`, `<td class="change"><span class="kind">restart, version</span>`,
+		`<td class="checks"><span class="check critical"`} {
+		if n := strings.Count(rr.Body.String(), cell); n != 200 {
+			t.Errorf("%d rows with %s, want 200", n, cell)
+		}
+	}
+}
+
+// fullRows gives every node a last burst, a last change with three
+// commands' windows and two failing checks, so the 200-target page renders
+// its fullest rows.
+type fullRows struct{}
+
+func (fullRows) Name() string                                            { return "full-rows" }
+func (fullRows) RunTarget(context.Context, engine.Target, *redis.Client) {}
+func (fullRows) LastBurst(string, string) (engine.LastBurst, bool) {
+	return engine.LastBurst{Plan: "default", Outcome: prober.OutcomeCompleted, Reason: prober.ReasonNone, OpsPerSec: 1999.5,
+		P99: 800 * time.Microsecond, Requests: 19995, End: time.Now().Add(-time.Minute)}, true
+}
+func (fullRows) LastChange(string, string) (engine.LastChange, bool) {
+	var before, after []prober.WindowQuantiles
+	for i, cmd := range []string{"ping", "get", "set"} {
+		d := time.Duration(200+100*i) * time.Microsecond
+		before = append(before, prober.WindowQuantiles{Command: cmd, Count: 600, P50: d / 2, P99: d})
+		after = append(after, prober.WindowQuantiles{Command: cmd, Count: 300, P50: d, P99: 2 * d})
+	}
+	return engine.LastChange{Kinds: []string{"restart", "version"}, At: time.Now().Add(-2 * time.Minute), Before: before, After: after, MinSamples: 300}, true
+}
+func (fullRows) FailingChecks(string, string) ([]collector.FailedCheck, bool) {
+	return []collector.FailedCheck{{ID: "thp_enabled", Severity: collector.SeverityCritical, Value: "enabled = always"},
+		{ID: "latency_monitor", Severity: collector.SeverityInfo, Value: "latency-monitor-threshold 0 (off)"}}, true
 }
 
 // BenchmarkStatusPage200Targets is the page's server time at 200 targets
@@ -280,7 +413,7 @@ func runTargets(t testing.TB, url string, n int) (*engine.Status, func()) {
 				Connections: 1, DataSize: 32, KeyTTL: time.Minute, Namespace: prober.Namespace{Prefix: "redis-prober:", Tag: name}}})
 	}
 	cfg.CleanupTimeout = 5 * time.Second
-	status := engine.NewStatus()
+	status := engine.NewStatus(fullRows{})
 	eng := engine.New(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), status)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

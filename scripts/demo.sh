@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# make demo: a throwaway redis-server on a free loopback port and the prober
-# against it. Ctrl-C stops both. Set REDIS_ADDR to probe your own Redis instead:
-# then periodic bursts (load tests that write keys) are off unless BURSTS=1.
-# PROBER_BIN overrides ./redis-prober (the tests run their own build).
+# make demo: a throwaway redis-server on a free loopback port, the prober
+# against it and, when the system has one, a Prometheus scraping the prober
+# with the project's rules (alerts/*.yml). Ctrl-C stops them all and removes
+# their temp dir. Set REDIS_ADDR to probe your own Redis instead: then
+# periodic bursts (load tests that write keys) are off unless BURSTS=1.
+# PROBER_BIN overrides ./redis-prober (the tests run their own build);
+# PROMETHEUS overrides the prometheus binary (a missing one is skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,21 +66,67 @@ fi
 wport=${WEB_PORT:-$(free_port)}
 "${PROBER_BIN:-./redis-prober}" --redis.addr="$addr" --web.listen-address="127.0.0.1:$wport" ${burst_args[@]+"${burst_args[@]}"} "$@" &
 pids+=($!)
-sleep 1
+prober_pid=$!
+
+# Prometheus beside the prober: Debian's (bookworm ships 2.42, without
+# native histograms unless told), scraping every 5 s so the p99 query has
+# data within a quarter minute, with the rules the project ships.
+http_ok() {
+	if command -v curl >/dev/null 2>&1; then
+		curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null
+	else
+		python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' "$1" 2>/dev/null
+	fi
+}
+prom_bin=${PROMETHEUS:-prometheus}
+prom_line="not installed ($prom_bin not found; apt-get install prometheus), going on without it"
+if command -v "$prom_bin" >/dev/null 2>&1; then
+	pdir="$workdir/prometheus"
+	mkdir -p "$pdir"
+	{
+		printf 'global:\n  scrape_interval: 5s\n  evaluation_interval: 5s\nrule_files:\n'
+		for f in "$PWD"/alerts/*.yml; do
+			[ -e "$f" ] && printf '  - "%s"\n' "$f"
+		done
+		printf 'scrape_configs:\n  - job_name: redis-prober\n    static_configs:\n      - targets: ["127.0.0.1:%s"]\n' "$wport"
+	} >"$pdir/prometheus.yml"
+	pport=${PROM_PORT:-$(free_port)}
+	"$prom_bin" --config.file="$pdir/prometheus.yml" --storage.tsdb.path="$pdir/data" \
+		--web.listen-address="127.0.0.1:$pport" --log.level=warn >"$pdir/prometheus.log" 2>&1 &
+	prom_pid=$!
+	pids+=($prom_pid)
+	for _ in $(seq 100); do
+		http_ok "http://127.0.0.1:$pport/-/ready" && break
+		kill -0 "$prom_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if http_ok "http://127.0.0.1:$pport/-/ready"; then
+		prom_line="http://127.0.0.1:$pport/   (scrapes the prober every 5 s, with the rules of alerts/; data in $pdir)"
+	else
+		prom_line="did not start (see below), going on without it"
+		echo "prometheus did not start; its log:" >&2
+		tail -n 20 "$pdir/prometheus.log" >&2 || true
+		kill -TERM "$prom_pid" 2>/dev/null || true
+		wait "$prom_pid" 2>/dev/null || true
+		unset 'pids[-1]'
+	fi
+fi
+for _ in $(seq 50); do http_ok "http://127.0.0.1:$wport/-/healthy" && break; sleep 0.1; done
 # The native form first; "or" falls back to the classic _bucket series on a
 # Prometheus without native histograms. phase="probe" leaves burst traffic out.
 P99_QUERY='histogram_quantile(0.99, sum by (target, command) (rate(redis_prober_latency_seconds{phase="probe"}[1m]))) or histogram_quantile(0.99, sum by (target, command, le) (rate(redis_prober_latency_seconds_bucket{phase="probe"}[1m])))'
 cat <<MSG
 
   redis-prober is probing $addr
-  status:    http://127.0.0.1:$wport/   (latency per target within seconds, no Prometheus needed)
-  metrics:   http://127.0.0.1:$wport/metrics
-  try:       curl -s http://127.0.0.1:$wport/metrics | grep '^redis_prober_'
-  bursts:    $bursts
+  status:     http://127.0.0.1:$wport/   (latency per target within seconds, no Prometheus needed)
+  prometheus: $prom_line
+  metrics:    http://127.0.0.1:$wport/metrics
+  try:        curl -s http://127.0.0.1:$wport/metrics | grep '^redis_prober_'
+  bursts:     $bursts
   PromQL, probe p99 per command (native histograms or classic buckets, whichever Prometheus keeps):
     $P99_QUERY
 
-  Ctrl-C stops the prober and the throwaway redis-server.
+  Ctrl-C stops the prober, Prometheus and the throwaway redis-server.
 
 MSG
-wait "${pids[-1]}" || true
+wait "$prober_pid" || true

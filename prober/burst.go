@@ -177,7 +177,7 @@ type burstLoad struct {
 	b           *Burster
 	plan        BurstPlan
 	written     *writtenKeys
-	pacer       pacer
+	pacer       *Timetable // the slots of the total rate, counted from t0
 	t0          time.Time
 	warmEnd     time.Duration // since t0
 	end         time.Duration // since t0
@@ -283,7 +283,7 @@ func (b *Burster) load(ctx context.Context, plan BurstPlan, written *writtenKeys
 	l.t0 = time.Now()
 	l.warmEnd = plan.Warmup
 	l.end = plan.Duration()
-	l.pacer = pacer{interval: intervalFor(plan.Rate)}
+	l.pacer = NewTimetable(l.t0, IntervalFor(plan.Rate))
 	res.Start, res.MeasureStart = l.t0, l.t0.Add(plan.Warmup)
 
 	seq := mixSequence(plan.Mix)
@@ -449,7 +449,7 @@ func (l *burstLoad) run(ctx context.Context, ci int, lc *loadClient, conn *burst
 			l.stop(Decision{}, "test-time")
 			return
 		}
-		first, n, wait := l.pacer.claim(now, plan.Pipeline)
+		first, n, wait := l.pacer.ClaimDue(now, plan.Pipeline)
 		if n == 0 {
 			idleFrom = now
 			timer.Reset(min(wait, l.end) - now)
@@ -463,7 +463,7 @@ func (l *burstLoad) run(ctx context.Context, ci int, lc *loadClient, conn *burst
 		// The requests bound counts measured requests only.
 		measuredFrom := n
 		for j := range n {
-			intended[j] = l.pacer.due(first+int64(j), now)
+			intended[j] = l.pacer.Due(first+int64(j), now)
 			if intended[j] >= l.warmEnd && measuredFrom == n {
 				measuredFrom = j
 			}
@@ -616,53 +616,4 @@ func (l *burstLoad) isAborted() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return !l.decision.OK()
-}
-
-// pacer hands out the slots of the total rate: slot k is due at k*interval
-// after the load began. With no rate every request is due when claimed.
-type pacer struct {
-	interval time.Duration
-	next     atomic.Int64
-}
-
-// claim returns up to max slots already due at now (the first slot and
-// their number) or, when none is due, when the next one will be.
-func (p *pacer) claim(now time.Duration, max int) (first int64, n int, wait time.Duration) {
-	if p.interval <= 0 {
-		return p.next.Add(int64(max)) - int64(max), max, 0
-	}
-	dueUpTo := int64(now/p.interval) + 1 // slots 0..dueUpTo-1 are due
-	for {
-		next := p.next.Load()
-		if next >= dueUpTo {
-			return 0, 0, time.Duration(next) * p.interval
-		}
-		k := min(int64(max), dueUpTo-next)
-		if p.next.CompareAndSwap(next, next+k) {
-			return next, int(k), 0
-		}
-	}
-}
-
-// due is when slot k was meant to go out; with no rate, now.
-func (p *pacer) due(k int64, now time.Duration) time.Duration {
-	if p.interval <= 0 {
-		return now
-	}
-	return time.Duration(k) * p.interval
-}
-
-// overdue counts the slots due for longer than older but not yet claimed
-// at now, and the age of the oldest: a stalled server leaves them waiting,
-// and they will be charged from their due time.
-func (p *pacer) overdue(now, older time.Duration) (int64, time.Duration) {
-	if p.interval <= 0 || now < older {
-		return 0, 0
-	}
-	next := p.next.Load()
-	dueUpTo := int64((now-older)/p.interval) + 1
-	if dueUpTo <= next {
-		return 0, 0
-	}
-	return dueUpTo - next, now - time.Duration(next)*p.interval
 }

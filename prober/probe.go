@@ -69,7 +69,7 @@ func NewProbe(cfg ProbeConfig, ep Endpoint, rec Recorder, faults *FaultLog) *Pro
 // closed when it returns. The first worker runs on the calling goroutine:
 // at a thousand targets every goroutine's stack counts.
 func (p *Probe) Run(ctx context.Context) {
-	sched := newSchedule(time.Now().Add(p.cfg.Offset), intervalFor(p.cfg.Rate))
+	sched := NewTimetable(time.Now().Add(p.cfg.Offset), IntervalFor(p.cfg.Rate))
 	workers := make([]*worker, p.cfg.Connections)
 	for i := range workers {
 		workers[i] = &worker{probe: p, sched: sched}
@@ -97,7 +97,7 @@ func (p *Probe) Run(ctx context.Context) {
 
 type worker struct {
 	probe *Probe
-	sched *schedule
+	sched *Timetable
 	conn  atomic.Pointer[wireConn]
 	dials int         // connections opened; a request that opened one is timed by the user-space clock
 	timer *time.Timer // reused for every wait, so waiting allocates nothing
@@ -149,7 +149,7 @@ func (w *worker) run(ctx context.Context) {
 	}
 
 	for ctx.Err() == nil {
-		k, due := w.sched.claim()
+		k, due := w.sched.Claim()
 		claimed := time.Now()
 		if !claimed.After(due) && !w.sleepUntil(ctx, due) {
 			return

@@ -45,10 +45,10 @@ func BenchmarkChargeFrom(b *testing.B) {
 }
 
 func BenchmarkScheduleClaim(b *testing.B) {
-	s := newSchedule(time.Now(), intervalFor(100))
+	s := NewTimetable(time.Now(), IntervalFor(100))
 	b.ReportAllocs()
 	for b.Loop() {
-		s.claim()
+		s.Claim()
 	}
 }
 

@@ -5,36 +5,85 @@ import (
 	"time"
 )
 
-// schedule is the open-loop timetable of one probe: slot k is due at
-// start + k*interval, whatever happened to earlier slots. Workers claim slots in
-// order; a slot is never skipped, so a stall cannot hide behind a slow reply.
-type schedule struct {
+// Timetable is an open-loop timetable: slot k is due at start + k*interval,
+// whatever happened to earlier slots. Slots are handed out in order and
+// never skipped, so a stall cannot hide behind a slow reply. The steady
+// probe claims one slot at a time (Claim) and sleeps until it is due; a
+// burst's clients claim the slots already due, a pipeline at a time
+// (ClaimDue). With no interval (no rate) every slot is due when claimed.
+type Timetable struct {
 	start    time.Time // carries a monotonic reading
 	interval time.Duration
 	next     atomic.Int64
 }
 
-func newSchedule(start time.Time, interval time.Duration) *schedule {
-	return &schedule{start: start, interval: interval}
+// NewTimetable starts a timetable at start, one slot every interval.
+func NewTimetable(start time.Time, interval time.Duration) *Timetable {
+	return &Timetable{start: start, interval: interval}
 }
 
-// intervalFor converts a rate in requests per second into the slot spacing.
-func intervalFor(rate float64) time.Duration {
+// IntervalFor converts a rate in requests per second into the slot spacing;
+// 0 (no rate) when rate is not positive.
+func IntervalFor(rate float64) time.Duration {
 	if rate <= 0 {
 		return 0
 	}
 	return time.Duration(float64(time.Second) / rate)
 }
 
-// due returns when slot k is due.
-func (s *schedule) due(k int64) time.Time {
-	return s.start.Add(time.Duration(k) * s.interval)
+// DueAt returns when slot k is due.
+func (t *Timetable) DueAt(k int64) time.Time {
+	return t.start.Add(time.Duration(k) * t.interval)
 }
 
-// claim hands out the next slot.
-func (s *schedule) claim() (int64, time.Time) {
-	k := s.next.Add(1) - 1
-	return k, s.due(k)
+// Claim hands out the next slot and when it is due.
+func (t *Timetable) Claim() (int64, time.Time) {
+	k := t.next.Add(1) - 1
+	return k, t.DueAt(k)
+}
+
+// ClaimDue returns up to max slots already due at now, counted from the
+// start (the first slot and their number) or, when none is due, when the
+// next one will be. With no interval every slot is due: it returns max.
+func (t *Timetable) ClaimDue(now time.Duration, max int) (first int64, n int, wait time.Duration) {
+	if t.interval <= 0 {
+		return t.next.Add(int64(max)) - int64(max), max, 0
+	}
+	dueUpTo := int64(now/t.interval) + 1 // slots 0..dueUpTo-1 are due
+	for {
+		next := t.next.Load()
+		if next >= dueUpTo {
+			return 0, 0, time.Duration(next) * t.interval
+		}
+		k := min(int64(max), dueUpTo-next)
+		if t.next.CompareAndSwap(next, next+k) {
+			return next, int(k), 0
+		}
+	}
+}
+
+// Due is when slot k was meant to go out, counted from the start; with no
+// interval, now.
+func (t *Timetable) Due(k int64, now time.Duration) time.Duration {
+	if t.interval <= 0 {
+		return now
+	}
+	return time.Duration(k) * t.interval
+}
+
+// Overdue counts the slots due for longer than older but not yet claimed
+// at now (counted from the start), and the age of the oldest: a stalled
+// server leaves them waiting, and they will be charged from their due time.
+func (t *Timetable) Overdue(now, older time.Duration) (int64, time.Duration) {
+	if t.interval <= 0 || now < older {
+		return 0, 0
+	}
+	next := t.next.Load()
+	dueUpTo := int64((now-older)/t.interval) + 1
+	if dueUpTo <= next {
+		return 0, 0
+	}
+	return dueUpTo - next, now - time.Duration(next)*t.interval
 }
 
 // chargeFrom decides where a request's latency clock starts.

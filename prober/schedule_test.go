@@ -17,17 +17,17 @@ func TestIntervalFor(t *testing.T) {
 		{0, 0},
 		{-1, 0},
 	} {
-		if got := intervalFor(tc.rate); got != tc.want {
-			t.Errorf("intervalFor(%v) = %v, want %v", tc.rate, got, tc.want)
+		if got := IntervalFor(tc.rate); got != tc.want {
+			t.Errorf("IntervalFor(%v) = %v, want %v", tc.rate, got, tc.want)
 		}
 	}
 }
 
 func TestScheduleSlotsNeverSkip(t *testing.T) {
 	start := time.Now()
-	s := newSchedule(start, 10*time.Millisecond)
+	s := NewTimetable(start, 10*time.Millisecond)
 	for want := int64(0); want < 5; want++ {
-		k, due := s.claim()
+		k, due := s.Claim()
 		if k != want {
 			t.Fatalf("slot %d claimed as %d", want, k)
 		}

@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# peers.sh: fetch the newer peers the test matrix runs against, from Debian's
+# own suites, into a cache outside the clone:
+#
+#   prometheus-3.5   prometheus + promtool 3.5 (sid; Go binaries, need only libc)
+#   redis_exporter   prometheus-redis-exporter (sid; a Go binary)
+#   valkey-8.0       valkey-server 8.0 (bookworm-backports; built for bookworm)
+#   redis-8.0        redis-server 8.0 (trixie)
+#   valkey-8.1       valkey-server 8.1 (trixie)
+#
+# Nothing is installed into the system from the newer suites: packages are
+# fetched with `apt-get download` and unpacked with `dpkg -x`. The trixie
+# servers are built against a newer glibc than bookworm's, so they run on
+# trixie's own loader and libc (libc6, libstdc++6, libgcc-s1 unpacked into
+# trixie-libc/): their ELF interpreter and rpath are pointed there with
+# patchelf, the way a trixie chroot would run them, without the chroot.
+# PEERS_METHOD=build builds Redis 8.0 from Debian's source package instead
+# (apt-get source + build-dep from bookworm + dpkg-buildpackage, nocheck).
+#
+# The suites are added in their own sources file with Pin-Priority 1, so
+# nothing on the system is ever upgraded from them; the mirror URI is taken
+# from the machine's own apt sources (no host name lives in the repository).
+#
+# Idempotent: an entry whose cache folder is complete is not fetched again,
+# and a warm cache runs no apt command at all. Bounded: every apt or build
+# step runs under `timeout` (PEERS_STEP_TIMEOUT, default 600 s).
+#
+# Usage: scripts/peers.sh [--print-env]
+#   PEERS_CACHE   cache folder (default /var/cache/redis-prober-peers as root,
+#                 ~/.cache/redis-prober/peers otherwise)
+#   PEERS_ONLY    space-separated entry names to fetch (default: all)
+#   PEERS_METHOD  relocate (default) or build (Redis 8.0 from source)
+# Adding the suites needs root; as another user the script works once they
+# were added (apt-get download needs no root).
+set -euo pipefail
+
+if [ "$(id -u)" = 0 ]; then
+	CACHE="${PEERS_CACHE:-/var/cache/redis-prober-peers}"
+else
+	CACHE="${PEERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/redis-prober/peers}"
+fi
+STEP_TIMEOUT="${PEERS_STEP_TIMEOUT:-600}"
+METHOD="${PEERS_METHOD:-relocate}"
+SOURCES=/etc/apt/sources.list.d/redis-prober-peers.sources
+PINS=/etc/apt/preferences.d/redis-prober-peers
+SUITES="sid trixie bookworm-backports"
+ALL="prometheus-3.5 redis_exporter valkey-8.0 redis-8.0 valkey-8.1"
+
+# name|suite|packages|expected version prefix|binaries (path in the package:name in bin/)|needs trixie libc
+entry() {
+	case "$1" in
+	prometheus-3.5) echo "sid|prometheus promtool|3.5.|usr/bin/prometheus:prometheus usr/bin/promtool:promtool|no" ;;
+	redis_exporter) echo "sid|prometheus-redis-exporter||usr/bin/prometheus-redis-exporter:redis_exporter|no" ;;
+	valkey-8.0) echo "bookworm-backports|valkey-server valkey-tools|8.0.|usr/bin/valkey-server:valkey-server usr/bin/valkey-cli:valkey-cli|no" ;;
+	redis-8.0) echo "trixie|redis-server redis-tools|5:8.0.|usr/bin/redis-server:redis-server usr/bin/redis-cli:redis-cli|yes" ;;
+	valkey-8.1) echo "trixie|valkey-server valkey-tools|8.1.|usr/bin/valkey-server:valkey-server usr/bin/valkey-cli:valkey-cli|yes" ;;
+	trixie-libc) echo "trixie|libc6 libstdc++6 libgcc-s1|||no" ;;
+	*) echo "peers.sh: unknown entry $1" >&2; return 1 ;;
+	esac
+}
+
+log() { printf 'peers: %s\n' "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+step() { timeout --kill-after=10 "$STEP_TIMEOUT" "$@"; }
+
+print_env() {
+	# Paths the Makefile and the test harnesses read.
+	echo "PROMTOOL_3_5=$CACHE/prometheus-3.5/bin/promtool"
+	echo "PROMETHEUS_3_5=$CACHE/prometheus-3.5/bin/prometheus"
+	echo "REDIS_EXPORTER=$CACHE/redis_exporter/bin/redis_exporter"
+	echo "VALKEY_8_0=$CACHE/valkey-8.0/bin/valkey-server"
+	echo "REDIS_8_0=$CACHE/redis-8.0/bin/redis-server"
+	echo "VALKEY_8_1=$CACHE/valkey-8.1/bin/valkey-server"
+}
+if [ "${1:-}" = --print-env ]; then
+	print_env
+	exit 0
+fi
+
+# mirror_uri prints the URI of the machine's Debian archive (the one that
+# serves bookworm, not -security), from one-line or deb822 sources.
+mirror_uri() {
+	local f re='^(bookworm|bookworm-updates|stable|trixie|sid|unstable)$'
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -r "$f" ] || continue
+		sed -e 's/#.*//' -e 's/\[[^]]*\]//' "$f" | while read -r type uri suite _; do
+			if [ "$type" = deb ] && [[ $suite =~ $re ]]; then echo "$uri"; fi
+		done
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -r "$f" ] && [ "$f" != "$SOURCES" ] || continue
+		awk -v re="$re" '
+			function flush(  n, s, u, i) {
+				if (uris != "" && enabled && types ~ /(^| )deb( |$)/) {
+					n = split(suites, s, " ")
+					for (i = 1; i <= n; i++) if (s[i] ~ re) { split(uris, u, " "); print u[1]; break }
+				}
+				uris = ""; suites = ""; types = ""; enabled = 1
+			}
+			BEGIN { enabled = 1 }
+			/^[ \t]*#/ { next }
+			/^[ \t]*$/ { flush(); next }
+			tolower($1) == "types:" { $1 = ""; types = $0 }
+			tolower($1) == "uris:" { $1 = ""; uris = $0 }
+			tolower($1) == "suites:" { $1 = ""; suites = $0 }
+			tolower($1) == "enabled:" && tolower($2) == "no" { enabled = 0 }
+			END { flush() }' "$f"
+	done
+}
+
+# add_suites writes the peers' sources and pins (root only) and refreshes
+# the package lists once per run.
+APT_READY=
+add_suites() {
+	[ -n "$APT_READY" ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		[ -r "$SOURCES" ] || die "$SOURCES is missing: run scripts/peers.sh once as root to add the suites ($SUITES)"
+		APT_READY=1
+		return 0
+	fi
+	local uri
+	uri="$(mirror_uri | head -1)"
+	[ -n "$uri" ] || die "no Debian archive found in /etc/apt/sources.list{,.d/*}: cannot tell which mirror to use"
+	local want
+	want="$(printf 'Types: deb deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$uri" "$SUITES")"
+	if [ "$(cat "$SOURCES" 2>/dev/null)" != "$want" ]; then
+		printf '%s\n' "$want" >"$SOURCES"
+		log "wrote $SOURCES ($SUITES from the machine's own mirror)"
+	fi
+	local pins="" s
+	for s in $SUITES; do
+		pins+="$(printf 'Package: *\nPin: release n=%s\nPin-Priority: 1\n' "$s")"$'\n\n'
+	done
+	pins="# redis-prober test peers: fetched with apt-get download only, never installed or upgraded from.
+${pins%$'\n\n'}"
+	if [ "$(cat "$PINS" 2>/dev/null)" != "$pins" ]; then
+		printf '%s\n' "$pins" >"$PINS"
+		log "wrote $PINS (Pin-Priority 1: the system is never upgraded from these suites)"
+	fi
+	log "apt-get update"
+	step apt-get update -qq
+	local tool
+	for tool in patchelf; do
+		command -v "$tool" >/dev/null 2>&1 || {
+			log "apt-get install $tool (bookworm)"
+			step apt-get install -y -qq --no-install-recommends "$tool" >/dev/null
+		}
+	done
+	APT_READY=1
+}
+
+# candidate NAME SUITE prints the version of package NAME in SUITE.
+candidate() {
+	apt-cache madison "$1" | awk -v s="$2" '$0 ~ " "s"/main" { print $3; exit }'
+}
+
+# fetch NAME: download and unpack entry NAME unless it is complete.
+fetch() {
+	local name="$1" spec suite pkgs want bins libc
+	spec="$(entry "$name")"
+	IFS='|' read -r suite pkgs want bins libc <<<"$spec"
+	local dir="$CACHE/$name"
+	if [ -f "$dir/.complete" ]; then
+		log "cached: $name $(cat "$dir/.complete")"
+		return 0
+	fi
+	local build=no
+	if [ "$METHOD" = build ] && [ "$name" = redis-8.0 ]; then
+		build=yes
+		libc=no # built here, on bookworm's own libc
+	fi
+	[ "$libc" = yes ] && fetch trixie-libc
+	local t0=$SECONDS
+	add_suites
+	rm -rf "$dir"
+	mkdir -p "$dir/debs" "$dir/root" "$dir/bin"
+	local p v versions=""
+	for p in $pkgs; do
+		v="$(candidate "$p" "$suite")"
+		[ -n "$v" ] || die "$p is not in $suite"
+		versions+="$p=$v "
+	done
+	v="$(candidate "${pkgs%% *}" "$suite")"
+	case "$v" in "$want"*) ;; *) die "$name: ${pkgs%% *} in $suite is $v, expected ${want}*" ;; esac
+	if [ "$build" = yes ]; then
+		build_redis "$dir" "$suite"
+		versions="redis-server=$(dpkg-deb -f "$dir"/root.debs/redis-server_*.deb Version) (built from source)"
+		rm -rf "$dir/root.debs"
+	else
+		local args=() pv
+		for pv in $versions; do args+=("$pv"); done
+		(cd "$dir/debs" && step apt-get download -qq "${args[@]}" 2>&1 | grep -v 'unsandboxed' >&2 || true)
+		local deb n=0
+		for deb in "$dir"/debs/*.deb; do
+			[ -f "$deb" ] || continue
+			dpkg -x "$deb" "$dir/root"
+			n=$((n + 1))
+		done
+		[ "$n" -ge 1 ] || die "$name: apt-get download fetched nothing"
+	fi
+	[ "$libc" = yes ] && relocate "$dir"
+	local b src dst
+	for b in $bins; do
+		src="${b%%:*}"
+		dst="${b##*:}"
+		[ -e "$dir/root/$src" ] || die "$name: $src missing from the unpacked packages"
+		ln -sfn "../root/$src" "$dir/bin/$dst"
+	done
+	rm -rf "$dir/debs"
+	local out=""
+	if [ -n "$bins" ]; then
+		local first="${bins%% *}"
+		first="${first##*:}"
+		out="$("$dir/bin/$first" --version 2>&1 | head -1)" || die "$name: $dir/bin/$first does not run: $out"
+	fi
+	echo "$versions" >"$dir/.complete"
+	log "fetched: $name ($versions) in $((SECONDS - t0)) s${out:+: $out}"
+}
+
+# relocate points every ELF executable under DIR/root/usr/bin at trixie's
+# loader and libc (what a trixie chroot would give them).
+relocate() {
+	local dir="$1" lib="$CACHE/trixie-libc/root/usr/lib/x86_64-linux-gnu" f
+	[ -x "$lib/ld-linux-x86-64.so.2" ] || die "trixie loader missing in $lib"
+	for f in "$dir"/root/usr/bin/*; do
+		[ -f "$f" ] && [ ! -L "$f" ] || continue
+		head -c4 "$f" | grep -q 'ELF' || continue
+		patchelf --set-interpreter "$lib/ld-linux-x86-64.so.2" --force-rpath --set-rpath "$lib" "$f"
+	done
+}
+
+# build_redis builds the redis source package of SUITE (sid when the
+# mirror lacks SUITE's .dsc) on bookworm's toolchain and unpacks its debs.
+build_redis() {
+	local dir="$1" suite="$2" src="$1/src" s
+	mkdir -p "$src"
+	for s in "$suite" sid; do
+		if (cd "$src" && step apt-get source -qq "redis/$s" >/dev/null 2>&1); then break; fi
+		log "redis source of $s not served by the mirror; trying the next suite"
+	done
+	local tree
+	tree="$(find "$src" -maxdepth 1 -type d -name 'redis-*' | head -1)"
+	[ -n "$tree" ] || die "apt-get source redis fetched nothing"
+	log "apt-get build-dep redis/$s (bookworm's -dev packages)"
+	step apt-get build-dep -y -qq "redis/$s" >/dev/null
+	log "building $(basename "$tree") (dpkg-buildpackage, nocheck)"
+	(cd "$tree" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" step dpkg-buildpackage -b -uc -us -Pnocheck >"$src/build.log" 2>&1) ||
+		die "redis build failed; see $src/build.log"
+	mkdir -p "$dir/root.debs"
+	mv "$src"/redis-server_*.deb "$src"/redis-tools_*.deb "$dir/root.debs/"
+	dpkg -x "$dir"/root.debs/redis-server_*.deb "$dir/root"
+	dpkg -x "$dir"/root.debs/redis-tools_*.deb "$dir/root"
+	rm -rf "$src"
+}
+
+mkdir -p "$CACHE"
+t0=$SECONDS
+for name in ${PEERS_ONLY:-$ALL}; do
+	fetch "$name"
+done
+log "cache $CACHE ready in $((SECONDS - t0)) s"
+print_env

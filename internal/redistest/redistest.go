@@ -1,6 +1,8 @@
 // Package redistest starts real redis-server processes for tests: each on a
-// free loopback port in its own temp dir, stopped when the test ends. Under
-// CI=true a missing redis-server fails the test; elsewhere it skips loudly.
+// free loopback port in its own temp dir, stopped when the test ends. The
+// binary is a parameter (REDIS_SERVER_BIN: any Redis or Valkey server, so the
+// same tests run on Redis 7.0, 8.0 and Valkey 8.x; see BinEnv). Under
+// CI=true a missing server fails the test; elsewhere it skips loudly.
 package redistest
 
 import (
@@ -36,10 +38,31 @@ type Server struct {
 	cmd *exec.Cmd
 }
 
-// Binary finds redis-server, or fails (CI) / skips (elsewhere) the test.
+// BinEnv names the environment variable that selects the server binary
+// the harness starts (a path: redis-server, or valkey-server of any
+// version); unset, redis-server is looked up on PATH. VersionEnv, when set,
+// is the version that binary must report (a prefix such as "8.0"), so a
+// matrix run cannot silently test the wrong server.
+const (
+	BinEnv     = "REDIS_SERVER_BIN"
+	VersionEnv = "REDIS_SERVER_VERSION"
+)
+
+// Binary finds the server binary (REDIS_SERVER_BIN, else redis-server on
+// PATH), or fails (CI) / skips (elsewhere) the test.
 func Binary(t testing.TB) string {
 	t.Helper()
-	return requireBinary(t, "redis-server")
+	if p := os.Getenv(BinEnv); p != "" {
+		if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			missing(t, fmt.Sprintf("%s=%s is not an executable file", BinEnv, p), "run scripts/peers.sh to fetch the test peers")
+			return ""
+		}
+		checkVersion(t, p)
+		return p
+	}
+	p := requireBinary(t, "redis-server")
+	checkVersion(t, p)
+	return p
 }
 
 func requireBinary(t testing.TB, name string) string {
@@ -48,11 +71,87 @@ func requireBinary(t testing.TB, name string) string {
 	if err == nil {
 		return p
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s not found on PATH: CI must install it (see .ci/run)", name)
-	}
-	t.Skipf("SKIPPING: %s not found on PATH; install it (apt-get install redis-server) to run this test", name)
+	missing(t, name+" not found on PATH", "install it (apt-get install redis-server)")
 	return ""
+}
+
+func missing(t testing.TB, what, fix string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s: CI must provide it (see .ci/run)", what)
+	}
+	t.Skipf("SKIPPING: %s; %s to run this test", what, fix)
+}
+
+// Version is what a server binary says of itself.
+type Version struct {
+	// Flavor is "redis" or "valkey".
+	Flavor string
+	// Major, Minor, Patch of the server version (v=8.1.1).
+	Major, Minor, Patch int
+}
+
+func (v Version) String() string {
+	return fmt.Sprintf("%s %d.%d.%d", v.Flavor, v.Major, v.Minor, v.Patch)
+}
+
+// AtLeast reports whether v is major.minor or newer (any flavor).
+func (v Version) AtLeast(major, minor int) bool {
+	return v.Major > major || v.Major == major && v.Minor >= minor
+}
+
+// BinaryVersion runs the selected binary with --version and parses its
+// answer, for tests whose expectations depend on
+// the server (Valkey's COMMANDLOG, Redis 8's LATENCY events).
+func BinaryVersion(t testing.TB) Version {
+	t.Helper()
+	return binaryVersion(t, Binary(t))
+}
+
+func binaryVersion(t testing.TB, bin string) Version {
+	t.Helper()
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("redistest: %s --version: %v: %s", bin, err, out)
+	}
+	v, err := ParseVersion(string(out))
+	if err != nil {
+		t.Fatalf("redistest: %s --version: %v", bin, err)
+	}
+	return v
+}
+
+// ParseVersion reads "Redis server v=8.0.2 sha=..." or "Valkey server
+// v=8.1.1 sha=...".
+func ParseVersion(s string) (Version, error) {
+	var v Version
+	f := strings.Fields(s)
+	if len(f) < 3 {
+		return v, fmt.Errorf("unexpected version line %q", s)
+	}
+	v.Flavor = strings.ToLower(f[0])
+	for _, w := range f {
+		if num, ok := strings.CutPrefix(w, "v="); ok {
+			if _, err := fmt.Sscanf(num, "%d.%d.%d", &v.Major, &v.Minor, &v.Patch); err != nil {
+				return v, fmt.Errorf("version %q: %w", num, err)
+			}
+			return v, nil
+		}
+	}
+	return v, fmt.Errorf("no v= in version line %q", s)
+}
+
+func checkVersion(t testing.TB, bin string) {
+	t.Helper()
+	want := os.Getenv(VersionEnv)
+	if want == "" {
+		return
+	}
+	v := binaryVersion(t, bin)
+	got := fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
+	if got != want && !strings.HasPrefix(got, want+".") {
+		t.Fatalf("redistest: %s is %s, but %s=%s", bin, v, VersionEnv, want)
+	}
 }
 
 // Start runs redis-server with extra config directives ("maxmemory 10mb",

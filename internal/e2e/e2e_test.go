@@ -74,6 +74,9 @@ const dataWait = 60 * time.Second
 // rule must return data, every alert expression must evaluate.
 func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	promtest.Binary(t) // skip (or fail under CI) before building anything
+	// make test runs this on bookworm's Prometheus 2.42 and on 3.5
+	// (PROMETHEUS_BIN); every rule file of alerts/ loads on both.
+	t.Logf("Prometheus %d.x (%s=%q)", promtest.Major(t), promtest.BinEnv, os.Getenv(promtest.BinEnv))
 	root := repoRoot(t)
 	ruleFiles, err := filepath.Glob(filepath.Join(root, "alerts", "*.yml"))
 	if err != nil || len(ruleFiles) == 0 {

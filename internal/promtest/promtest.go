@@ -47,18 +47,53 @@ type Server struct {
 	client *http.Client
 }
 
-// Binary finds prometheus, or fails (CI) / skips (elsewhere) the test.
+// BinEnv names the environment variable that selects the Prometheus
+// binary (a path, e.g. Prometheus 3.5 fetched by scripts/peers.sh); unset,
+// prometheus is looked up on PATH (Debian bookworm's 2.42).
+const BinEnv = "PROMETHEUS_BIN"
+
+// Binary finds prometheus (PROMETHEUS_BIN, else PATH), or fails (CI) /
+// skips (elsewhere) the test.
 func Binary(t testing.TB) string {
 	t.Helper()
+	p := os.Getenv(BinEnv)
+	if p != "" {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p
+		}
+		missing(t, fmt.Sprintf("%s=%s is not an executable file", BinEnv, p), "run scripts/peers.sh to fetch Prometheus 3.5")
+		return ""
+	}
 	p, err := exec.LookPath("prometheus")
 	if err == nil {
 		return p
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("prometheus not found on PATH: CI must install it (apt-get install prometheus)")
-	}
-	t.Skipf("SKIPPING: prometheus not found on PATH; install it (apt-get install prometheus) to run this test")
+	missing(t, "prometheus not found on PATH", "install it (apt-get install prometheus)")
 	return ""
+}
+
+func missing(t testing.TB, what, fix string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s: CI must provide it (see .ci/run)", what)
+	}
+	t.Skipf("SKIPPING: %s; %s to run this test", what, fix)
+}
+
+// Major is the major version of the Prometheus binary the tests run
+// (2 or 3), from `prometheus --version`.
+func Major(t testing.TB) int {
+	t.Helper()
+	bin := Binary(t)
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtest: %s --version: %v: %s", bin, err, out)
+	}
+	var major int
+	if _, err := fmt.Sscanf(string(out), "prometheus, version %d.", &major); err != nil {
+		t.Fatalf("promtest: %s --version: %q: %v", bin, out, err)
+	}
+	return major
 }
 
 // Start writes the config and runs Prometheus until the test ends. It returns

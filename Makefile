@@ -19,8 +19,10 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/redis-prober
 
-## test: everything CI runs, against real redis-server and Prometheus.
-test: vet test-go test-rules test-fuzz
+## test: everything CI runs, against real redis-server and Prometheus: the
+## default suite on bookworm's Redis 7.0 and Prometheus 2.42, then the matrix
+## of newer peers that scripts/peers.sh fetches into PEERS_CACHE.
+test: vet test-go test-rules test-matrix test-fuzz
 
 vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
@@ -29,10 +31,61 @@ vet:
 test-go:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
+# The newer peers (scripts/peers.sh): outside the clone, so a clean checkout
+# does not fetch them again. A missing one fails under CI=true and is skipped
+# with a message elsewhere.
+PEERS_CACHE ?= $(if $(filter 0,$(shell id -u)),/var/cache/redis-prober-peers,$(HOME)/.cache/redis-prober/peers)
+PROMTOOLS   ?= $(or $(shell command -v promtool),promtool)=2.42 $(PEERS_CACHE)/prometheus-3.5/bin/promtool=3.5
+PROMETHEUS3 ?= $(PEERS_CACHE)/prometheus-3.5/bin/prometheus
+# name=binary of each server the server tests run on beside Redis 7.0 (PATH).
+SERVERS     ?= redis-8.0=$(PEERS_CACHE)/redis-8.0/bin/redis-server \
+               valkey-8.0=$(PEERS_CACHE)/valkey-8.0/bin/valkey-server \
+               valkey-8.1=$(PEERS_CACHE)/valkey-8.1/bin/valkey-server
+# The packages whose tests talk to a real server: collectors and the probe.
+SERVER_PKGS ?= ./internal/redistest/ ./collector/ ./prober/...
+SERVER_RUN  ?= .
+# peer BIN WHAT: exit 1 (CI) or say SKIPPING and go on when BIN is missing.
+peer = if [ ! -x "$(1)" ]; then \
+	if [ "$$CI" = true ]; then echo "$(2): $(1) missing; CI runs scripts/peers.sh first" >&2; exit 1; fi; \
+	echo "SKIPPING $(2): $(1) not found; run scripts/peers.sh (as root once) to fetch it"; continue; fi
+
+.PHONY: test-matrix test-e2e-matrix test-servers
+test-matrix: test-e2e-matrix test-servers
+
+## test-rules: the rules and their tests on every promtool (alerts/*.yml
+## and the fallback alternatives in alerts/fallback/). The tests in
+## alerts/tests/promtool3/ feed native histograms (promtool 2.47+ syntax),
+## so promtool 2.x runs only alerts/tests/*.yml.
+RULES        = $(wildcard alerts/*.yml) $(wildcard alerts/fallback/*.yml)
+RULE_TESTS_2 = $(wildcard alerts/tests/*.yml)
+RULE_TESTS_3 = $(RULE_TESTS_2) $(wildcard alerts/tests/promtool3/*.yml)
 test-rules:
-	@if ls alerts/*.yml >/dev/null 2>&1; then \
-		promtool check rules alerts/*.yml && promtool test rules alerts/tests/*.yml; \
-	else echo "no alert rules yet"; fi
+	@set -e; for pt in $(PROMTOOLS); do bin=$${pt%=*}; ver=$${pt##*=}; \
+		$(call peer,$$bin,promtool $$ver); \
+		case $$ver in 2.*) tests="$(RULE_TESTS_2)";; *) tests="$(RULE_TESTS_3)";; esac; \
+		echo "promtool $$ver: check rules $(RULES)"; \
+		$$bin check rules $(RULES) >/dev/null; \
+		echo "promtool $$ver: test rules $$tests"; \
+		$$bin test rules $$tests; \
+	done
+
+## test-e2e-matrix: the dashboard and rule e2e test on Prometheus 3.5 (test-go
+## ran it on 2.42).
+test-e2e-matrix:
+	@set -e; for bin in $(PROMETHEUS3); do \
+		$(call peer,$$bin,e2e on Prometheus 3.5); \
+		echo "e2e on $$($$bin --version 2>&1 | head -1)"; \
+		PROMETHEUS_BIN=$$bin $(GO) test -count=1 -timeout 10m ./internal/e2e/; \
+	done
+
+## test-servers: the collector and probe tests on each newer server (test-go
+## ran them on Redis 7.0).
+test-servers:
+	@set -e; for sv in $(SERVERS); do name=$${sv%%=*}; bin=$${sv#*=}; \
+		$(call peer,$$bin,server tests on $$name); \
+		echo "server tests on $$name: $$($$bin --version)"; \
+		REDIS_SERVER_BIN=$$bin REDIS_SERVER_VERSION=$${name#*-} $(GO) test -race -count=1 -timeout 10m -run '$(SERVER_RUN)' $(SERVER_PKGS); \
+	done
 
 .PHONY: fuzz test-fuzz soak
 # Every fuzz target as package:Name; go test -fuzz takes one target at a time.

@@ -106,13 +106,32 @@ type collectorService struct {
 	checks    checkBoard // for the status page
 }
 
-var _ engine.Service = (*collectorService)(nil)
+var _ engine.TaskService = (*collectorService)(nil)
 
 func (s *collectorService) Name() string { return "collector" }
 
 // RunTarget refreshes the target's collectors until ctx is done and
-// unregisters them on the way out.
+// unregisters them on the way out. The engine runs the same work as
+// NodeTasks, on the node's housekeeping loop.
 func (s *collectorService) RunTarget(ctx context.Context, t engine.Target, control *redis.Client) {
+	tasks, done := s.NodeTasks(t, control)
+	defer done()
+	tick := time.NewTicker(s.interval)
+	defer tick.Stop()
+	for {
+		tasks[0].Run(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// NodeTasks is the node's refresh on the interval. The first refresh
+// registers the target's collectors (so a scrape never sees them empty);
+// done unregisters them.
+func (s *collectorService) NodeTasks(t engine.Target, control *redis.Client) ([]engine.Task, func()) {
 	log := s.log.With("target", t.Name)
 	if t.Node != "" {
 		log = log.With("node", t.Node)
@@ -129,24 +148,30 @@ func (s *collectorService) RunTarget(ctx context.Context, t engine.Target, contr
 		cfg.Intrinsic = newIntrinsicReader(s.intrinsic).worst
 	}
 	tgt := collector.NewTarget(cfg, control)
-	s.refresh(ctx, tgt)
-	if err := s.reg.Register(tgt); err != nil {
-		log.Error("cannot register the target's collectors", "err", err)
-		return
-	}
-	defer s.reg.Unregister(tgt)
-	defer s.checks.add(t, tgt)()
-
-	tick := time.NewTicker(s.interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+	var registered, failed bool
+	var unboard func()
+	run := func(ctx context.Context) {
+		if failed {
 			return
-		case <-tick.C:
-			s.refresh(ctx, tgt)
+		}
+		s.refresh(ctx, tgt)
+		if registered {
+			return
+		}
+		if err := s.reg.Register(tgt); err != nil {
+			log.Error("cannot register the target's collectors", "err", err)
+			failed = true
+			return
+		}
+		registered, unboard = true, s.checks.add(t, tgt)
+	}
+	done := func() {
+		if registered {
+			unboard()
+			s.reg.Unregister(tgt)
 		}
 	}
+	return []engine.Task{{Every: s.interval, Run: run}}, done
 }
 
 // refresh bounds one refresh by the interval, so a slow Redis never piles

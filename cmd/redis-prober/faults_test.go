@@ -81,6 +81,22 @@ func (p *runningProber) logLines(subs ...string) int {
 	return n
 }
 
+// waitLogLine waits (up to 10 s) for a log line holding every sub. The
+// prober writes a line before it answers the request that caused it, but
+// its stderr reaches the test's buffer through a pipe copied by another
+// goroutine, so a line may land a moment after the answer.
+func (p *runningProber) waitLogLine(t *testing.T, subs ...string) bool {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for p.logLines(subs...) == 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
 // settledGoroutines waits until go_goroutines is at most limit and returns
 // the last figure seen; scrapes themselves add a goroutine or two for a
 // moment, so one high reading is not a leak.

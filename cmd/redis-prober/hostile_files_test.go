@@ -150,8 +150,8 @@ func TestReloadEndpointNeedsEnableLifecycle(t *testing.T) {
 		strings.TrimSpace(body) != "reload failed, see the prober's log" {
 		t.Errorf("failed reload: status %d body %q, want 500 and the short line", code, body)
 	}
-	if !strings.Contains(on.stderr.String(), "adr") {
-		t.Errorf("the log does not say why the reload failed")
+	if !on.waitLogLine(t, "reload failed", "adr") {
+		t.Errorf("the log does not say why the reload failed: %s", on.stderr)
 	}
 	on.stopWithin5s(t)
 }

@@ -42,14 +42,14 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 	}
 	objective := time.Duration(rep.StepPlan.ObjectiveSeconds * float64(time.Second))
 	data := map[string]any{
-		"Target":       mdEscape(rep.Target),
+		"Target":       MarkdownEscape(rep.Target),
 		"Start":        rep.Start.UTC().Format(time.RFC3339),
 		"Took":         rep.End.Sub(rep.Start).Round(time.Second).String(),
 		"Objective":    objective.String(),
 		"MaxErrors":    strconv.FormatFloat(100*rep.StepPlan.MaxErrorRatio, 'f', -1, 64) + "%",
 		"Capacity":     "",
 		"CapacityRate": thousands(rep.Capacity.Rate),
-		"Stop":         mdEscape(stopText(rep.Capacity.Stop)),
+		"Stop":         MarkdownEscape(stopText(rep.Capacity.Stop)),
 		"LowerBound":   rep.Capacity.LowerBound,
 		"Chart":        chartName,
 	}
@@ -60,7 +60,7 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 	for i, s := range rep.Steps {
 		verdict := "met"
 		if !s.Passed {
-			verdict = "failed: " + mdEscape(stopText(s.Why))
+			verdict = "failed: " + MarkdownEscape(stopText(s.Why))
 		}
 		steps = append(steps, mdStep{N: i + 1, Rate: thousands(s.Rate), Achieved: thousands(s.Achieved),
 			P50: fmt.Sprintf("%.3f", s.P50Ms), P99: fmt.Sprintf("%.3f", s.P99Ms), P999: fmt.Sprintf("%.3f", s.P999Ms),
@@ -70,18 +70,18 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 	p := rep.Plan
 	var mix []string
 	for _, m := range p.Mix {
-		mix = append(mix, fmt.Sprintf("%s:%d", mdEscape(m.Op), m.Weight))
+		mix = append(mix, fmt.Sprintf("%s:%d", MarkdownEscape(m.Op), m.Weight))
 	}
 	data["Plan"] = []mdPair{
 		{"clients (connections)", strconv.Itoa(p.Clients)},
 		{"pipeline", strconv.Itoa(p.Pipeline)},
 		{"commands (weights)", strings.Join(mix, ", ")},
-		{"keys", fmt.Sprintf("%s over %d..%d", mdEscape(p.KeyPattern), p.KeyMinimum, p.KeyMaximum)},
+		{"keys", fmt.Sprintf("%s over %d..%d", MarkdownEscape(p.KeyPattern), p.KeyMinimum, p.KeyMaximum)},
 		{"data size", dataSizeText(p)},
 		{"steps", stepsText(rep.StepPlan)},
 		{"warm-up per step", fmt.Sprintf("%gs", p.WarmupSeconds)},
 		{"bytes written at most", strconv.FormatInt(p.MaxBytes, 10)},
-		{"key prefix", "`" + mdEscape(p.KeyPrefix) + "`"},
+		{"key prefix", "`" + MarkdownEscape(p.KeyPrefix) + "`"},
 	}
 	var redisRows, hostRows []mdPair
 	if e := rep.Environment; e != nil {
@@ -92,10 +92,10 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 			{"THP defrag", e.Host.THPDefrag}, {"CPU", fmt.Sprintf("%s × %d", e.Host.CPUModel, e.Host.CPUs)},
 			{"prober", e.Prober.Version + " (" + e.Prober.GoVersion + ")"}}
 		for i := range redisRows {
-			redisRows[i].Value = mdCell(redisRows[i].Value)
+			redisRows[i].Value = MarkdownCell(redisRows[i].Value)
 		}
 		for i := range hostRows {
-			hostRows[i].Value = mdCell(hostRows[i].Value)
+			hostRows[i].Value = MarkdownCell(hostRows[i].Value)
 		}
 		keys := make([]string, 0, len(e.Redis.Config))
 		for k := range e.Redis.Config {
@@ -103,10 +103,10 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			redisRows = append(redisRows, mdPair{mdEscape(k), "`" + mdEscape(e.Redis.Config[k]) + "`"})
+			redisRows = append(redisRows, mdPair{MarkdownEscape(k), "`" + MarkdownEscape(e.Redis.Config[k]) + "`"})
 		}
 		if e.Redis.ConfigNote != "" {
-			redisRows = append(redisRows, mdPair{"config", mdEscape(e.Redis.ConfigNote)})
+			redisRows = append(redisRows, mdPair{"config", MarkdownEscape(e.Redis.ConfigNote)})
 		}
 	}
 	data["Redis"], data["Host"] = redisRows, hostRows
@@ -116,7 +116,7 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 		cleanup = "The key range was too large to track; a SCAN of the namespace deleted what the burst wrote."
 	}
 	if rep.Cleanup.Error != "" {
-		cleanup = "Cleanup did not finish (" + mdEscape(rep.Cleanup.Error) + "); the keys left expire by their TTL."
+		cleanup = "Cleanup did not finish (" + MarkdownEscape(rep.Cleanup.Error) + "); the keys left expire by their TTL."
 	}
 	data["Cleanup"] = cleanup
 	return stepsMD.Execute(w, data)
@@ -171,21 +171,21 @@ func stopText(s string) string {
 	return s
 }
 
-// mdEscape makes s safe inside a Markdown table cell or code span: pipes,
+// MarkdownEscape makes s safe inside a Markdown table cell or code span: pipes,
 // backticks and line ends would break the table, and control characters
 // (terminal escapes) or invalid UTF-8 from Redis or a report are escaped.
-func mdEscape(s string) string {
+func MarkdownEscape(s string) string {
 	return safetext.Printable(mdReplacer.Replace(s))
 }
 
 var mdReplacer = strings.NewReplacer("|", "\\|", "`", "'", "\n", " ", "\r", " ")
 
-// mdCell is a table cell: escaped, "(unknown)" when empty.
-func mdCell(s string) string {
+// MarkdownCell is a table cell: escaped, "(unknown)" when empty.
+func MarkdownCell(s string) string {
 	if s == "" {
 		return "(unknown)"
 	}
-	return mdEscape(s)
+	return MarkdownEscape(s)
 }
 
 // thousands formats a rate as a whole number with thin separators.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/internal/smallfile"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/compare"
 )
 
 // errRegressed is exit code 1 of compare: the comparison worked and found
@@ -48,7 +49,7 @@ func addCompareCommand(cmd *kingpin.CmdClause) command {
 		if err != nil {
 			return err
 		}
-		c, err := prober.Compare(ctx, before, after, *beforeFile, *afterFile, prober.CompareOptions{Threshold: *threshold, Alpha: *alpha})
+		c, err := compare.Compare(ctx, before, after, *beforeFile, *afterFile, compare.Options{Threshold: *threshold, Alpha: *alpha})
 		if ctx.Err() != nil {
 			// SIGINT/SIGTERM: no verdict, and not exit 1 ("regressed").
 			return usagef("compare interrupted: %v", ctx.Err())
@@ -58,19 +59,19 @@ func addCompareCommand(cmd *kingpin.CmdClause) command {
 		}
 		switch *output {
 		case "json":
-			err = prober.WriteComparisonJSON(env.stdout, c)
+			err = compare.WriteJSON(env.stdout, c)
 		case "markdown":
-			err = prober.WriteComparisonMarkdown(env.stdout, c)
+			err = compare.WriteMarkdown(env.stdout, c)
 		default:
-			err = prober.WriteComparisonText(env.stdout, c)
+			err = compare.WriteText(env.stdout, c)
 		}
 		if err != nil {
 			return err
 		}
 		switch c.Verdict {
-		case prober.OverallRegressed:
+		case compare.OverallRegressed:
 			return fmt.Errorf("%w: see the verdicts above", errRegressed)
-		case prober.OverallInconclusive:
+		case compare.OverallInconclusive:
 			return exitCodeError{code: exitInconclusive,
 				err: fmt.Errorf("%w: the trials are too noisy to tell; run more trials (--trials=10) or on a quieter host", errInconclusive)}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/compare"
 )
 
 var updateCompareTestdata = flag.Bool("update-compare-testdata", false, "rewrite testdata/compare/*.json")
@@ -178,11 +179,11 @@ func TestCompareJSONOutput(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d", code)
 	}
-	var c prober.Comparison
+	var c compare.Comparison
 	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Schema != prober.CompareSchema || !c.Regressed || len(c.Rows) != 12 || len(c.Environment) != 1 ||
+	if c.Schema != compare.Schema || !c.Regressed || len(c.Rows) != 12 || len(c.Environment) != 1 ||
 		c.Environment[0].Name != "appendfsync" || len(c.Rows[0].BeforeTrials) != 5 {
 		t.Fatalf("comparison: %+v", c)
 	}

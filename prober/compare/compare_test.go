@@ -1,4 +1,4 @@
-package prober
+package compare
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // noise is a fixed spread of trial figures around their mean (±2%).
@@ -15,21 +17,21 @@ var noise = []float64{1.00, 1.02, 0.98, 1.01, 0.99}
 // fig is one command's figures in a synthetic trial.
 type fig struct{ p50, p99, p999, ops float64 }
 
-func synthCommand(name string, f fig) CommandReport {
-	return CommandReport{Command: name, Ops: int64(f.ops), OpsPerSec: f.ops, Latency: LatencyReport{
-		Percentiles: []PercentileReport{{50, f.p50}, {99, f.p99}, {99.9, f.p999}, {100, f.p999 * 2}}}}
+func synthCommand(name string, f fig) prober.CommandReport {
+	return prober.CommandReport{Command: name, Ops: int64(f.ops), OpsPerSec: f.ops, Latency: prober.LatencyReport{
+		Percentiles: []prober.PercentileReport{{Percentile: 50, Ms: f.p50}, {Percentile: 99, Ms: f.p99}, {Percentile: 99.9, Ms: f.p999}, {Percentile: 100, Ms: f.p999 * 2}}}}
 }
 
 // synthReport builds a burst report of n trials of get and set; scale
 // multiplies get's figure of the given name ("" for none) in every trial,
 // and trial i is further multiplied by noise[(i+shift)%5].
-func synthReport(n, shift int, figure string, scale float64) *Report {
-	rep := &Report{Schema: ReportSchema, Target: "127.0.0.1:6379", Outcome: OutcomeCompleted,
+func synthReport(n, shift int, figure string, scale float64) *prober.Report {
+	rep := &prober.Report{Schema: prober.ReportSchema, Target: "127.0.0.1:6379", Outcome: prober.OutcomeCompleted,
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Plan:  PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []MixEntry{{"set", 1}, {"get", 10}}, KeyPattern: "R:R", KeyMaximum: 9999, DataSize: 32, Rate: 2000},
-		Environment: &Environment{
-			Host:  HostEnv{Kernel: "6.1.0", THPEnabled: "madvise", Sysctls: map[string]string{"vm.swappiness": "1"}},
-			Redis: RedisEnv{Version: "7.0.15", Config: map[string]string{"appendfsync": "everysec", "appendonly": "no"}},
+		Plan:  prober.PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []prober.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 10}}, KeyPattern: "R:R", KeyMaximum: 9999, DataSize: 32, Rate: 2000},
+		Environment: &prober.Environment{
+			Host:  prober.HostEnv{Kernel: "6.1.0", THPEnabled: "madvise", Sysctls: map[string]string{"vm.swappiness": "1"}},
+			Redis: prober.RedisEnv{Version: "7.0.15", Config: map[string]string{"appendfsync": "everysec", "appendonly": "no"}},
 		}}
 	for i := range n {
 		k := noise[(i+shift)%len(noise)]
@@ -44,15 +46,15 @@ func synthReport(n, shift int, figure string, scale float64) *Report {
 			get.ops *= scale
 		}
 		tot := fig{get.p50, get.p99, get.p999, get.ops + set.ops}
-		rep.Trials = append(rep.Trials, TrialReport{Trial: i + 1, Outcome: OutcomeCompleted,
-			Totals: synthCommand("", tot), Commands: []CommandReport{synthCommand("set", set), synthCommand("get", get)}})
+		rep.Trials = append(rep.Trials, prober.TrialReport{Trial: i + 1, Outcome: prober.OutcomeCompleted,
+			Totals: synthCommand("", tot), Commands: []prober.CommandReport{synthCommand("set", set), synthCommand("get", get)}})
 	}
 	return rep
 }
 
-var defaultOpts = CompareOptions{Threshold: 0.10, Alpha: 0.05}
+var defaultOpts = Options{Threshold: 0.10, Alpha: 0.05}
 
-func row(t *testing.T, c *Comparison, cmd, figure string) CompareRow {
+func row(t *testing.T, c *Comparison, cmd, figure string) Row {
 	t.Helper()
 	for _, r := range c.Rows {
 		if r.Command == cmd && r.Figure == figure {
@@ -60,13 +62,13 @@ func row(t *testing.T, c *Comparison, cmd, figure string) CompareRow {
 		}
 	}
 	t.Fatalf("no row %s %s", cmd, figure)
-	return CompareRow{}
+	return Row{}
 }
 
 func TestCompareVerdicts(t *testing.T) {
 	tests := []struct {
 		name      string
-		after     *Report
+		after     *prober.Report
 		figure    string
 		verdict   string
 		regressed bool
@@ -150,13 +152,13 @@ func TestCompareWideIntervalIsNeverNoRegression(t *testing.T) {
 		}
 	}
 	var text, md, js strings.Builder
-	if err := WriteComparisonText(&text, c); err != nil {
+	if err := WriteText(&text, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteComparisonMarkdown(&md, c); err != nil {
+	if err := WriteMarkdown(&md, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteComparisonJSON(&js, c); err != nil {
+	if err := WriteJSON(&js, c); err != nil {
 		t.Fatal(err)
 	}
 	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
@@ -204,17 +206,17 @@ func TestCompareOneTrialUsesTheThreshold(t *testing.T) {
 }
 
 func TestCompareBadInput(t *testing.T) {
-	good := func() *Report { return synthReport(3, 0, "", 1) }
+	good := func() *prober.Report { return synthReport(3, 0, "", 1) }
 	tests := []struct {
 		name string
-		edit func(r *Report)
+		edit func(r *prober.Report)
 		want string
 	}{
-		{"schema", func(r *Report) { r.Schema = "something/else" }, `schema "something/else"`},
-		{"step report", func(r *Report) { r.StepPlan = &StepPlanReport{} }, "step-load report"},
-		{"no trials", func(r *Report) { r.Trials, r.Outcome, r.Reason = nil, OutcomeSkipped, "replica" }, "no completed trial"},
-		{"another plan", func(r *Report) { r.Plan.Clients = 50 }, "clients 4 vs 50"},
-		{"missing percentile", func(r *Report) { r.Trials[1].Commands[0].Latency.Percentiles = nil }, "trial 2 has no p50 for set"},
+		{"schema", func(r *prober.Report) { r.Schema = "something/else" }, `schema "something/else"`},
+		{"step report", func(r *prober.Report) { r.StepPlan = &prober.StepPlanReport{} }, "step-load report"},
+		{"no trials", func(r *prober.Report) { r.Trials, r.Outcome, r.Reason = nil, prober.OutcomeSkipped, "replica" }, "no completed trial"},
+		{"another plan", func(r *prober.Report) { r.Plan.Clients = 50 }, "clients 4 vs 50"},
+		{"missing percentile", func(r *prober.Report) { r.Trials[1].Commands[0].Latency.Percentiles = nil }, "trial 2 has no p50 for set"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

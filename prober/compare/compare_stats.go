@@ -1,4 +1,4 @@
-package prober
+package compare
 
 import "math"
 

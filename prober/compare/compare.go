@@ -1,4 +1,4 @@
-package prober
+package compare
 
 import (
 	"context"
@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
-// CompareSchema names the JSON layout of a comparison.
-const CompareSchema = "redis-prober/compare/v1"
+// Schema names the JSON layout of a comparison.
+const Schema = "redis-prober/compare/v1"
 
 // Verdicts of one compared figure.
 const (
@@ -32,8 +34,8 @@ const (
 	OverallNoRegression = "no regression"
 )
 
-// CompareOptions tune the verdict.
-type CompareOptions struct {
+// Options tune the verdict.
+type Options struct {
 	// Threshold is the smallest relative change that matters (0.10: 10%).
 	Threshold float64
 	// Alpha is the family-wise false-alarm rate: the chance that two
@@ -44,13 +46,13 @@ type CompareOptions struct {
 // Comparison is the result of comparing two burst reports.
 type Comparison struct {
 	Schema      string          `json:"schema"`
-	Before      CompareSide     `json:"before"`
-	After       CompareSide     `json:"after"`
+	Before      Side            `json:"before"`
+	After       Side            `json:"after"`
 	Threshold   float64         `json:"threshold"`
 	Alpha       float64         `json:"alpha"`
 	Method      string          `json:"method"`
 	Confidence  float64         `json:"interval_confidence"`
-	Rows        []CompareRow    `json:"rows"`
+	Rows        []Row           `json:"rows"`
 	Environment []EnvDifference `json:"environment_diff"`
 	Notes       []string        `json:"notes,omitempty"`
 	Regressed   bool            `json:"regressed"`
@@ -62,16 +64,16 @@ type Comparison struct {
 	Verdict string `json:"verdict"`
 }
 
-// CompareSide names one of the two reports.
-type CompareSide struct {
+// Side names one of the two reports.
+type Side struct {
 	File   string `json:"file"`
 	Target string `json:"target"`
 	Start  string `json:"start"`
 	Trials int    `json:"trials"`
 }
 
-// CompareRow is one figure of one command (or "total") before and after.
-type CompareRow struct {
+// Row is one figure of one command (or "total") before and after.
+type Row struct {
 	Command string `json:"command"`
 	Figure  string `json:"figure"` // p50, p99, p99.9 (ms) or ops/s
 	Unit    string `json:"unit"`
@@ -116,7 +118,7 @@ var ErrIncompatible = errors.New("reports cannot be compared")
 // plan) return an error wrapping ErrIncompatible. The work is linear in the
 // number of commands and stops with ctx's error when ctx is done. Every
 // number in the result is finite (JSON has no Inf or NaN).
-func Compare(ctx context.Context, before, after *Report, beforeName, afterName string, opts CompareOptions) (*Comparison, error) {
+func Compare(ctx context.Context, before, after *prober.Report, beforeName, afterName string, opts Options) (*Comparison, error) {
 	var notes []string
 	bt, err := completedTrials(before, beforeName, &notes)
 	if err != nil {
@@ -130,16 +132,16 @@ func Compare(ctx context.Context, before, after *Report, beforeName, afterName s
 		return nil, err
 	}
 	cmp := &Comparison{
-		Schema: CompareSchema, Threshold: opts.Threshold, Alpha: opts.Alpha,
-		Before: CompareSide{File: beforeName, Target: before.Target, Start: before.Start.UTC().Format("2006-01-02 15:04:05Z"), Trials: len(bt)},
-		After:  CompareSide{File: afterName, Target: after.Target, Start: after.Start.UTC().Format("2006-01-02 15:04:05Z"), Trials: len(at)},
+		Schema: Schema, Threshold: opts.Threshold, Alpha: opts.Alpha,
+		Before: Side{File: beforeName, Target: before.Target, Start: before.Start.UTC().Format("2006-01-02 15:04:05Z"), Trials: len(bt)},
+		After:  Side{File: afterName, Target: after.Target, Start: after.Start.UTC().Format("2006-01-02 15:04:05Z"), Trials: len(at)},
 	}
 
 	commands := commandNames(bt, at, &notes)
 	// Each trial's commands by name, built once: looking each name up in
 	// every trial's list would be quadratic in the number of commands.
 	bi, ai := indexCommands(bt), indexCommands(at)
-	cmp.Rows = make([]CompareRow, 0, (len(commands)+1)*len(figures))
+	cmp.Rows = make([]Row, 0, (len(commands)+1)*len(figures))
 	for i, cmd := range append(commands, "total") {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -155,7 +157,7 @@ func Compare(ctx context.Context, before, after *Report, beforeName, afterName s
 			if err != nil {
 				return nil, err
 			}
-			cmp.Rows = append(cmp.Rows, CompareRow{Command: cmd, Figure: f.name, Unit: f.unit,
+			cmp.Rows = append(cmp.Rows, Row{Command: cmd, Figure: f.name, Unit: f.unit,
 				Before: geoMean(bv), After: geoMean(av), BeforeTrials: bv, AfterTrials: av})
 		}
 	}
@@ -213,7 +215,7 @@ func Compare(ctx context.Context, before, after *Report, beforeName, afterName s
 // excludes no change; improved the other way round; inconclusive when the
 // interval still holds a regression larger than the threshold (these
 // trials cannot rule it out); otherwise no significant change.
-func judge(r *CompareRow, withInterval, higherIsWorse bool, opts CompareOptions, confidence float64, quantiles map[float64]float64) {
+func judge(r *Row, withInterval, higherIsWorse bool, opts Options, confidence float64, quantiles map[float64]float64) {
 	// In logarithms: after/before of two huge (or tiny) figures would
 	// overflow to +Inf, which JSON cannot carry.
 	r.Change = finiteExpm1(logMean(r.AfterTrials) - logMean(r.BeforeTrials))
@@ -250,16 +252,16 @@ func judge(r *CompareRow, withInterval, higherIsWorse bool, opts CompareOptions,
 	}
 }
 
-func completedTrials(r *Report, name string, notes *[]string) ([]TrialReport, error) {
-	if r.Schema != ReportSchema {
-		return nil, fmt.Errorf("%w: %s has schema %q, this redis-prober reads %q", ErrIncompatible, name, r.Schema, ReportSchema)
+func completedTrials(r *prober.Report, name string, notes *[]string) ([]prober.TrialReport, error) {
+	if r.Schema != prober.ReportSchema {
+		return nil, fmt.Errorf("%w: %s has schema %q, this redis-prober reads %q", ErrIncompatible, name, r.Schema, prober.ReportSchema)
 	}
 	if r.StepPlan != nil {
 		return nil, fmt.Errorf("%w: %s is a step-load report; compare reads burst reports (redis-prober burst --trials=N --json-out-file=...)", ErrIncompatible, name)
 	}
-	var out []TrialReport
+	var out []prober.TrialReport
 	for _, t := range r.Trials {
-		if t.Outcome == OutcomeCompleted && t.Totals.Ops > 0 {
+		if t.Outcome == prober.OutcomeCompleted && t.Totals.Ops > 0 {
 			out = append(out, t)
 		}
 	}
@@ -274,7 +276,7 @@ func completedTrials(r *Report, name string, notes *[]string) ([]TrialReport, er
 
 // samePlan refuses reports of different loads: their latency differs for
 // reasons that are not a change of the system.
-func samePlan(b, a PlanReport) error {
+func samePlan(b, a prober.PlanReport) error {
 	var diffs []string
 	check := func(name string, x, y any) {
 		if fmt.Sprint(x) != fmt.Sprint(y) {
@@ -294,7 +296,7 @@ func samePlan(b, a PlanReport) error {
 	return nil
 }
 
-func mixText(mix []MixEntry) string {
+func mixText(mix []prober.MixEntry) string {
 	parts := make([]string, len(mix))
 	for i, m := range mix {
 		parts[i] = fmt.Sprintf("%v", m)
@@ -304,8 +306,8 @@ func mixText(mix []MixEntry) string {
 
 // commandNames are the commands of before's first trial that after has
 // too, in before's order.
-func commandNames(bt, at []TrialReport, notes *[]string) []string {
-	has := func(ts []TrialReport) map[string]bool {
+func commandNames(bt, at []prober.TrialReport, notes *[]string) []string {
+	has := func(ts []prober.TrialReport) map[string]bool {
 		m := map[string]bool{}
 		for _, c := range ts[0].Commands {
 			m[c.Command] = true
@@ -338,10 +340,10 @@ func commandNames(bt, at []TrialReport, notes *[]string) []string {
 
 // indexCommands maps each trial's commands by name (the last of a name
 // wins, as a scan of the list would find).
-func indexCommands(ts []TrialReport) []map[string]*CommandReport {
-	out := make([]map[string]*CommandReport, len(ts))
+func indexCommands(ts []prober.TrialReport) []map[string]*prober.CommandReport {
+	out := make([]map[string]*prober.CommandReport, len(ts))
 	for i := range ts {
-		m := make(map[string]*CommandReport, len(ts[i].Commands))
+		m := make(map[string]*prober.CommandReport, len(ts[i].Commands))
 		for j := range ts[i].Commands {
 			m[ts[i].Commands[j].Command] = &ts[i].Commands[j]
 		}
@@ -352,7 +354,7 @@ func indexCommands(ts []TrialReport) []map[string]*CommandReport {
 
 // trialFigures reads one figure of cmd ("total" for the totals) from
 // every trial; values are kept above zero so their logarithm exists.
-func trialFigures(ts []TrialReport, index []map[string]*CommandReport, cmd string, percentile float64, name string) ([]float64, error) {
+func trialFigures(ts []prober.TrialReport, index []map[string]*prober.CommandReport, cmd string, percentile float64, name string) ([]float64, error) {
 	out := make([]float64, 0, len(ts))
 	for i, t := range ts {
 		c, ok := &t.Totals, cmd == "total"
@@ -364,7 +366,7 @@ func trialFigures(ts []TrialReport, index []map[string]*CommandReport, cmd strin
 		}
 		v := c.OpsPerSec
 		if percentile > 0 {
-			i := slices.IndexFunc(c.Latency.Percentiles, func(p PercentileReport) bool { return p.Percentile == percentile })
+			i := slices.IndexFunc(c.Latency.Percentiles, func(p prober.PercentileReport) bool { return p.Percentile == percentile })
 			if i < 0 {
 				return nil, fmt.Errorf("%w: %s trial %d has no p%s for %s", ErrIncompatible, name, t.Trial,
 					strconv.FormatFloat(percentile, 'f', -1, 64), cmd)
@@ -412,7 +414,7 @@ func finiteExpm1(x float64) float64 {
 // EnvDiff lists what differs between the two reports' environments (and
 // the tolerated plan differences), in name order; config parameters and
 // sysctls go by their own names.
-func EnvDiff(before, after *Report) []EnvDifference {
+func EnvDiff(before, after *prober.Report) []EnvDifference {
 	b, a := flattenReport(before), flattenReport(after)
 	var names []string
 	for k := range b {
@@ -442,7 +444,7 @@ func EnvDiff(before, after *Report) []EnvDifference {
 	return out
 }
 
-func flattenReport(r *Report) map[string]string {
+func flattenReport(r *prober.Report) map[string]string {
 	m := map[string]string{
 		"target":          r.Target,
 		"plan.test_time":  strconv.FormatFloat(r.Plan.TestTimeSeconds, 'f', -1, 64) + "s",

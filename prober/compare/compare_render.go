@@ -1,4 +1,4 @@
-package prober
+package compare
 
 import (
 	"encoding/json"
@@ -8,10 +8,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/redis-prober/redis-prober/internal/safetext"
+	"github.com/redis-prober/redis-prober/prober"
 )
 
-// WriteComparisonJSON writes the comparison, indented.
-func WriteComparisonJSON(w io.Writer, c *Comparison) error {
+// WriteJSON writes the comparison, indented.
+func WriteJSON(w io.Writer, c *Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(c); err != nil {
@@ -20,9 +21,9 @@ func WriteComparisonJSON(w io.Writer, c *Comparison) error {
 	return nil
 }
 
-// WriteComparisonText writes the comparison as an aligned table for a
+// WriteText writes the comparison as an aligned table for a
 // terminal, the environment diff below it and the overall verdict last.
-func WriteComparisonText(w io.Writer, c *Comparison) error {
+func WriteText(w io.Writer, c *Comparison) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	p := safetext.Printable // names and values come from the report files
@@ -54,21 +55,21 @@ func WriteComparisonText(w io.Writer, c *Comparison) error {
 	return err
 }
 
-// WriteComparisonMarkdown writes the comparison for a change ticket.
-func WriteComparisonMarkdown(w io.Writer, c *Comparison) error {
+// WriteMarkdown writes the comparison for a change ticket.
+func WriteMarkdown(w io.Writer, c *Comparison) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### redis-prober compare: %s\n\n", mdEscape(verdictLine(c)))
+	fmt.Fprintf(&b, "### redis-prober compare: %s\n\n", prober.MarkdownEscape(verdictLine(c)))
 	fmt.Fprintf(&b, "| | report | target | start | trials |\n|---|---|---|---|---:|\n")
-	fmt.Fprintf(&b, "| before | %s | %s | %s | %d |\n", mdCell(c.Before.File), mdCell(c.Before.Target), mdEscape(c.Before.Start), c.Before.Trials)
-	fmt.Fprintf(&b, "| after | %s | %s | %s | %d |\n\n", mdCell(c.After.File), mdCell(c.After.Target), mdEscape(c.After.Start), c.After.Trials)
-	fmt.Fprintf(&b, "Threshold %s; %s.\n\n", pct(c.Threshold, false), mdEscape(c.Method))
+	fmt.Fprintf(&b, "| before | %s | %s | %s | %d |\n", prober.MarkdownCell(c.Before.File), prober.MarkdownCell(c.Before.Target), prober.MarkdownEscape(c.Before.Start), c.Before.Trials)
+	fmt.Fprintf(&b, "| after | %s | %s | %s | %d |\n\n", prober.MarkdownCell(c.After.File), prober.MarkdownCell(c.After.Target), prober.MarkdownEscape(c.After.Start), c.After.Trials)
+	fmt.Fprintf(&b, "Threshold %s; %s.\n\n", pct(c.Threshold, false), prober.MarkdownEscape(c.Method))
 	b.WriteString("| command | figure | before | after | change | interval | verdict |\n|---|---|---:|---:|---:|---|---|\n")
 	for _, r := range c.Rows {
 		v := r.Verdict
 		if v != VerdictNoChange {
 			v = "**" + v + "**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdCell(r.Command), r.Figure, figText(r.Before, r.Unit),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", prober.MarkdownCell(r.Command), r.Figure, figText(r.Before, r.Unit),
 			figText(r.After, r.Unit), pct(r.Change, true), intervalText(r), v)
 	}
 	b.WriteString("\n**Environment (before → after)**\n\n")
@@ -76,10 +77,10 @@ func WriteComparisonMarkdown(w io.Writer, c *Comparison) error {
 		b.WriteString("No difference.\n")
 	}
 	for _, d := range c.Environment {
-		fmt.Fprintf(&b, "- `%s`: `%s` → `%s`\n", mdEscape(d.Name), mdEscape(d.Before), mdEscape(d.After))
+		fmt.Fprintf(&b, "- `%s`: `%s` → `%s`\n", prober.MarkdownEscape(d.Name), prober.MarkdownEscape(d.Before), prober.MarkdownEscape(d.After))
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintf(&b, "\n> %s\n", mdEscape(n))
+		fmt.Fprintf(&b, "\n> %s\n", prober.MarkdownEscape(n))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -126,7 +127,7 @@ func pct(f float64, sign bool) string {
 	return fmt.Sprintf("%.4g%%", f*100)
 }
 
-func intervalText(r CompareRow) string {
+func intervalText(r Row) string {
 	if r.Low == nil || r.High == nil {
 		return "n/a"
 	}

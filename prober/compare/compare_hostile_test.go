@@ -1,4 +1,4 @@
-package prober
+package compare
 
 import (
 	"bytes"
@@ -9,13 +9,15 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // manyCommands is a report of n trials of count distinct commands.
-func manyCommands(trials, count int, shift int) *Report {
+func manyCommands(trials, count int, shift int) *prober.Report {
 	rep := synthReport(trials, shift, "", 1)
 	for i := range rep.Trials {
-		cmds := make([]CommandReport, count)
+		cmds := make([]prober.CommandReport, count)
 		for j := range cmds {
 			k := noise[(i+j+shift)%len(noise)]
 			cmds[j] = synthCommand(fmt.Sprintf("cmd%05d", j), fig{0.1 * k, 0.5 * k, 1 * k, 100 * k})
@@ -50,14 +52,14 @@ func TestCompareStopsWhenCancelled(t *testing.T) {
 }
 
 func TestCompareHugeFiguresStayFinite(t *testing.T) {
-	huge := func(v float64, spread bool) *Report {
+	huge := func(v float64, spread bool) *prober.Report {
 		rep := synthReport(5, 0, "", 1)
 		for i := range rep.Trials {
 			k := 1.0
 			if spread {
 				k = noise[i] / 1.02 // stay at or below v
 			}
-			for _, c := range append([]*CommandReport{&rep.Trials[i].Totals}, ptrs(rep.Trials[i].Commands)...) {
+			for _, c := range append([]*prober.CommandReport{&rep.Trials[i].Totals}, ptrs(rep.Trials[i].Commands)...) {
 				c.OpsPerSec = v * k
 				for j := range c.Latency.Percentiles {
 					c.Latency.Percentiles[j].Ms = v * k
@@ -68,7 +70,7 @@ func TestCompareHugeFiguresStayFinite(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name          string
-		before, after *Report
+		before, after *prober.Report
 		regressed     bool
 	}{
 		{"1.7e308 against itself", huge(1.7e308, false), huge(1.7e308, false), false},
@@ -82,7 +84,7 @@ func TestCompareHugeFiguresStayFinite(t *testing.T) {
 				t.Fatal(err)
 			}
 			var b bytes.Buffer
-			if err := WriteComparisonJSON(&b, c); err != nil {
+			if err := WriteJSON(&b, c); err != nil {
 				t.Fatalf("JSON: %v", err)
 			}
 			if !json.Valid(b.Bytes()) {
@@ -95,8 +97,8 @@ func TestCompareHugeFiguresStayFinite(t *testing.T) {
 	}
 }
 
-func ptrs(cs []CommandReport) []*CommandReport {
-	out := make([]*CommandReport, len(cs))
+func ptrs(cs []prober.CommandReport) []*prober.CommandReport {
+	out := make([]*prober.CommandReport, len(cs))
 	for i := range cs {
 		out[i] = &cs[i]
 	}

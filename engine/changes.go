@@ -173,28 +173,12 @@ func (c *Changes) detach(t Target, nw *nodeWatch) {
 }
 
 // RunTarget watches one node until ctx is done; its series go with it.
+// The engine runs the same work as NodeTasks, on the node's housekeeping
+// loop.
 func (c *Changes) RunTarget(ctx context.Context, t Target, control *redis.Client) {
-	if c.cfg.Interval <= 0 {
-		return
-	}
-	nw, gen := c.attach(t)
-	defer c.detach(t, nw)
-	c.metrics.InitChanges(t.Name, watchedKinds...)
-	log := c.log.With("target", t.Name, "service", "changes")
-	if t.Node != "" {
-		log = log.With("node", t.Node)
-	}
-	w := &nodeWatcher{c: c, t: t, control: control, nw: nw, log: log, hostGen: gen}
-	ticker := time.NewTicker(c.cfg.Interval)
-	defer ticker.Stop()
-	for {
-		w.check(ctx, time.Now())
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
+	tasks, done := c.NodeTasks(t, control)
+	defer done()
+	RunTasks(ctx, tasks)
 }
 
 // nodeWatcher is the loop state of one node.

@@ -93,7 +93,7 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	}
 	// The housekeeping loop is this goroutine: a node costs the probe's
 	// connections, this loop and the services that still want their own.
-	runPeriodic(ctx, housekeeping)
+	RunTasks(ctx, housekeeping)
 	wg.Wait()
 
 	if t.ReadOnly {

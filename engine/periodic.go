@@ -24,13 +24,13 @@ type TaskService interface {
 	NodeTasks(t Target, control *redis.Client) (tasks []Task, done func())
 }
 
-// runPeriodic runs the tasks on the calling goroutine, each at once and then
+// RunTasks runs the tasks on the calling goroutine, each at once and then
 // every interval, until ctx is done: a node's housekeeping (seeding the probe
 // keys, the connect probe, the collectors' refresh, the change watch) costs
 // one goroutine and one timer, not one each.
 // A task that overruns delays the others; each is short and bounded by its
 // own timeout. Tasks with no interval are skipped.
-func runPeriodic(ctx context.Context, tasks []Task) {
+func RunTasks(ctx context.Context, tasks []Task) {
 	next := make([]time.Time, len(tasks))
 	now := time.Now()
 	for i := range next {

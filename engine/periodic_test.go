@@ -28,7 +28,7 @@ func TestRunPeriodicRunsEachOnItsCadence(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runPeriodic(ctx, []Task{
+		RunTasks(ctx, []Task{
 			{Every: time.Millisecond, Run: count("fast")},
 			{Every: time.Hour, Run: count("hourly")},
 			{Every: 0, Run: count("off")},
@@ -37,7 +37,7 @@ func TestRunPeriodicRunsEachOnItsCadence(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the fast task did not run 20 times, or runPeriodic did not return after its context ended")
+		t.Fatal("the fast task did not run 20 times, or RunTasks did not return after its context ended")
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -49,7 +49,7 @@ func TestRunPeriodicRunsEachOnItsCadence(t *testing.T) {
 func TestRunPeriodicWithNothingToDoWaitsForTheEnd(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); runPeriodic(ctx, nil) }()
+	go func() { defer close(done); RunTasks(ctx, nil) }()
 	select {
 	case <-done:
 		t.Fatal("returned before its context ended")

@@ -116,16 +116,7 @@ func (s *collectorService) Name() string { return "collector" }
 func (s *collectorService) RunTarget(ctx context.Context, t engine.Target, control *redis.Client) {
 	tasks, done := s.NodeTasks(t, control)
 	defer done()
-	tick := time.NewTicker(s.interval)
-	defer tick.Stop()
-	for {
-		tasks[0].Run(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	engine.RunTasks(ctx, tasks)
 }
 
 // NodeTasks is the node's refresh on the interval. The first refresh

@@ -29,9 +29,11 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	}
 	rec := e.metrics.ForNode(t.Name, t.Node, names, t.Objective)
 	faults := prober.NewFaultLog(log)
-	// One control connection: the node's housekeeping loop runs its tasks
-	// one at a time, and a burst's control commands wait their turn.
-	control := t.Endpoint.NewClient(cfg.Timeout, 1)
+	// Up to two control connections, opened on demand: the housekeeping
+	// loop runs its tasks one at a time and holds one; a burst's control
+	// commands and its clean-up at the end (while the keeper deletes the
+	// probe keys) get the second rather than wait behind the loop.
+	control := t.Endpoint.NewClient(cfg.Timeout, 2)
 	defer control.Close()
 	control.AddHook(newInfoCache(infoTTL))
 	keeper := prober.NewKeeper(control, cfg)

@@ -97,6 +97,11 @@ type targetReport struct {
 	ProcessError string         `json:"process_error,omitempty"`
 	Ping         *latencyStat   `json:"ping_latency,omitempty"`
 	Connect      *latencyStat   `json:"connect_latency,omitempty"`
+	// Clock is what timed the PINGs: kernel (wire time) or user.
+	Clock string `json:"clock,omitempty"`
+	// ClientDelay is how long replies sat in this host's kernel before
+	// the prober read them: this host's own delay, not in Ping.
+	ClientDelay *latencyStat `json:"client_delay,omitempty"`
 	Checks       []checkReport  `json:"checks"`
 	Events       []latencyEvent `json:"latency_events,omitempty"`
 }
@@ -159,7 +164,8 @@ func runDoctor(ctx context.Context, cfg doctorConfig) *doctorReport {
 	for i, ep := range cfg.endpoints {
 		rep.Targets[i] = checkTarget(ctx, cfg, cfg.names[i], ep, intr)
 		if m := meas[i]; m != nil {
-			rep.Targets[i].Ping, rep.Targets[i].Connect = m.stats()
+			t := &rep.Targets[i]
+			t.Ping, t.Connect, t.ClientDelay, t.Clock = m.stats()
 		}
 	}
 	rep.Host = hostChecks(cfg, intr, rep.Targets)
@@ -315,6 +321,7 @@ func (r *doctorReport) writeText(w io.Writer, colour bool) {
 		if t.Connect != nil {
 			p.line("  measured: %s", t.Connect.describe("connect (dial+AUTH+PING)"))
 		}
+		p.hostDelay(t)
 		if !t.ProcessVisible {
 			p.line("  note: the redis-server process is not visible here (%s)", q(t.ProcessError))
 			p.line("        Redis runs on another host (or in another namespace): the Host section above is not its host,")
@@ -415,6 +422,31 @@ func (p *textPrinter) check(c checkReport) {
 	}
 }
 
+// slowHost is the client delay p99 above which the doctor says this host,
+// not Redis or the network, is slow to hand replies to the process that
+// waits for them (the intrinsic-latency check's threshold).
+const slowHost = time.Millisecond
+
+// hostDelay prints what timed the PINGs and this host's own delay beside
+// them: with kernel timestamps the PING figure is the wire's, and a client
+// on this host sees the client delay on top of it.
+func (p *textPrinter) hostDelay(t targetReport) {
+	if t.Clock == string(prober.ClockUser) {
+		p.line("  note: no kernel timestamps here; the PING figure includes this host's own delay")
+		return
+	}
+	d := t.ClientDelay
+	if d == nil || d.Count == 0 {
+		return
+	}
+	p.line("  measured: %s", d.describe("client delay (reply in this host's kernel until read)"))
+	if d.P99Seconds > slowHost.Seconds() {
+		p.line("  %s this host is slow: replies waited %s (p99) in its kernel before being read. That is this host,",
+			p.tag("WARN", yellow), fmtSeconds(d.P99Seconds))
+		p.line("        not Redis or the network (the PING figure leaves it out); clients running here see it on top")
+	}
+}
+
 func (s *latencyStat) describe(what string) string {
 	if s.Count == 0 {
 		return fmt.Sprintf("%s: no answer (%d errors)", what, s.Errors)
@@ -444,8 +476,9 @@ func useColour(w io.Writer) bool {
 // percentiles are exact.
 type sampleRecorder struct {
 	mu                      sync.Mutex
-	ping, connect           []time.Duration
+	ping, connect, delay    []time.Duration
 	pingErrors, connectErrs int
+	clock                   prober.Clock
 }
 
 func (r *sampleRecorder) Record(_ int, res prober.Result, d time.Duration) {
@@ -458,11 +491,21 @@ func (r *sampleRecorder) Record(_ int, res prober.Result, d time.Duration) {
 	r.ping = append(r.ping, d)
 }
 
-func (r *sampleRecorder) SetUp(bool)                      {}
-func (r *sampleRecorder) RecordLag(time.Duration)         {}
-func (r *sampleRecorder) RecordClientDelay(time.Duration) {}
-func (r *sampleRecorder) SetClock(prober.Clock)           {}
-func (r *sampleRecorder) ClockFallback()                  {}
+func (r *sampleRecorder) SetUp(bool)              {}
+func (r *sampleRecorder) RecordLag(time.Duration) {}
+func (r *sampleRecorder) ClockFallback()          {}
+
+func (r *sampleRecorder) RecordClientDelay(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.delay = append(r.delay, d)
+}
+
+func (r *sampleRecorder) SetClock(c prober.Clock) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clock = c
+}
 
 func (r *sampleRecorder) RecordConnect(res prober.Result, d time.Duration) {
 	r.mu.Lock()
@@ -474,10 +517,13 @@ func (r *sampleRecorder) RecordConnect(res prober.Result, d time.Duration) {
 	r.connect = append(r.connect, d)
 }
 
-func (r *sampleRecorder) stats() (ping, connect *latencyStat) {
+func (r *sampleRecorder) stats() (ping, connect, delay *latencyStat, clock string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return summarize(r.ping, r.pingErrors), summarize(r.connect, r.connectErrs)
+	if len(r.delay) > 0 {
+		delay = summarize(r.delay, 0)
+	}
+	return summarize(r.ping, r.pingErrors), summarize(r.connect, r.connectErrs), delay, string(r.clock)
 }
 
 func summarize(ds []time.Duration, errs int) *latencyStat {

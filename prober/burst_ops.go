@@ -175,6 +175,13 @@ func BurstCommandNames() []string {
 	return out
 }
 
+// CountsHits tells whether a burst command counts hits and misses (a GET
+// whose reply is nil is a miss); false for one a burst does not send.
+func CountsHits(name string) bool {
+	i := burstOpIndex(name)
+	return i >= 0 && burstOps[i].hits != hitsNone
+}
+
 func burstOpIndex(name string) int {
 	for i, op := range burstOps {
 		if op.name == name {

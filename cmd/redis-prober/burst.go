@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 // planFlags shape a burst. The one-shot command declares them with
@@ -313,7 +314,7 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 	percentiles := cmd.Flag("print-percentiles", "Percentiles of the ALL STATS table.").Default("50,99,99.9").String()
 	step := cmd.Flag("step", "Run a step-load capacity search instead of one burst.").Bool()
 	sf := addStepFlags(cmd, "", "0")
-	report := cmd.Flag("report", "With --step: write a Markdown report here and its SVG chart beside it.").String()
+	reportFile := cmd.Flag("report", "With --step: write a Markdown report here and its SVG chart beside it.").String()
 	procfs := cmd.Flag("path.procfs", "procfs mount point, for the environment snapshot.").Default("/proc").String()
 	sysfs := cmd.Flag("path.sysfs", "sysfs mount point, for the environment snapshot.").Default("/sys").String()
 	trials := intFlag(cmd, "trials", "Run the burst N times in a row (memtier's --run-count); the report keeps each run's figures, so compare can judge the spread, "+
@@ -360,7 +361,7 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 				return err
 			}
 			plan.KeyTTL = sp.Duration(plan.Warmup) + time.Minute
-		} else if *report != "" {
+		} else if *reportFile != "" {
 			return usagef("--report: only with --step")
 		}
 		control := eps[0].NewClient(plan.Timeout, 2)
@@ -377,10 +378,10 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 		if ver == "" {
 			ver = "devel" // built without the Makefile's version ldflags
 		}
-		envSnap := prober.SnapshotEnvironment(ctx, control, prober.HostPaths{Proc: *procfs, Sys: *sysfs},
+		envSnap := report.SnapshotEnvironment(ctx, control, report.HostPaths{Proc: *procfs, Sys: *sysfs},
 			ver, version.Revision)
 
-		var rep *prober.Report
+		var rep *report.Report
 		var res *prober.BurstResult
 		if *step {
 			sr := burster.RunSteps(ctx, plan, sp)
@@ -391,10 +392,10 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 					return err
 				}
 			}
-			rep = prober.NewStepReport(names[0], &sr, sp, envSnap, pcts)
+			rep = report.NewStepReport(names[0], &sr, sp, envSnap, pcts)
 			writeStepTable(env, &sr)
-			if *report != "" {
-				if err := writeMarkdownReport(*report, rep); err != nil {
+			if *reportFile != "" {
+				if err := writeMarkdownReport(*reportFile, rep); err != nil {
 					return err
 				}
 			}
@@ -497,12 +498,12 @@ func writeStepTable(env *cliEnv, sr *prober.StepResult) {
 func msOf(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // writeMarkdownReport writes FILE.md and FILE.svg beside it.
-func writeMarkdownReport(path string, rep *prober.Report) error {
+func writeMarkdownReport(path string, rep *report.Report) error {
 	chart := strings.TrimSuffix(path, filepath.Ext(path)) + ".svg"
-	if err := writeFileAtomic(chart, func(w io.Writer) error { return prober.WriteStepChart(w, rep) }); err != nil {
+	if err := writeFileAtomic(chart, func(w io.Writer) error { return report.WriteStepChart(w, rep) }); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, func(w io.Writer) error { return prober.WriteStepMarkdown(w, rep, filepath.Base(chart)) })
+	return writeFileAtomic(path, func(w io.Writer) error { return report.WriteStepMarkdown(w, rep, filepath.Base(chart)) })
 }
 
 // writeFileAtomic writes through a temporary file, so a reader never sees

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 func runBurst(t *testing.T, args ...string) (int, string, string) {
@@ -45,11 +46,11 @@ func TestBurstCommandEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep prober.Report
+	var rep report.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Schema != prober.ReportSchema || rep.Outcome != prober.OutcomeCompleted || len(rep.Trials) < 1 {
+	if rep.Schema != report.Schema || rep.Outcome != prober.OutcomeCompleted || len(rep.Trials) < 1 {
 		t.Fatalf("report: schema %q, outcome %s, %d trials", rep.Schema, rep.Outcome, len(rep.Trials))
 	}
 	tr := rep.Trials[0]
@@ -60,7 +61,7 @@ func TestBurstCommandEndToEnd(t *testing.T) {
 		rep.Environment.Redis.Config["maxmemory-policy"] == "" || rep.Environment.Host.CPUs < 1 {
 		t.Fatalf("plan or environment missing: %+v %+v", rep.Plan, rep.Environment)
 	}
-	h, err := prober.DecodeHistogram(tr.Totals.Latency.Histogram)
+	h, err := report.DecodeHistogram(tr.Totals.Latency.Histogram)
 	if err != nil || h.TotalCount() != tr.Totals.Ops {
 		t.Fatalf("histogram: %v", err)
 	}
@@ -83,7 +84,7 @@ func TestBurstCommandStepReport(t *testing.T) {
 		!strings.Contains(stdout, "not the server's (stopped: max-steps)") {
 		t.Fatalf("stdout:\n%s", stdout)
 	}
-	var rep prober.Report
+	var rep report.Report
 	if b, err := os.ReadFile(filepath.Join(dir, "capacity.json")); err != nil || json.Unmarshal(b, &rep) != nil ||
 		rep.Capacity == nil || !rep.Capacity.LowerBound {
 		t.Fatalf("JSON report: %v, capacity %+v", err, rep.Capacity)
@@ -211,7 +212,7 @@ func TestBurstCommandTrials(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	var rep prober.Report
+	var rep report.Report
 	if b, err := os.ReadFile(filepath.Join(dir, "one.json")); err != nil || json.Unmarshal(b, &rep) != nil {
 		t.Fatalf("report: %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 // trialRun is one run of the plan; after sees every result as it comes.
@@ -15,7 +16,7 @@ type trialRun struct {
 	run    func() prober.BurstResult
 	after  func(i int, r *prober.BurstResult) error
 	target string
-	env    *prober.Environment
+	env    *report.Environment
 	pcts   []float64
 }
 
@@ -25,7 +26,7 @@ type trialRun struct {
 // governor): a struggling server is not loaded again. The result returned
 // is that run's, or the last one's; completed holds every run that
 // completed, for the summary across them.
-func runTrials(tr trialRun) (rep *prober.Report, last *prober.BurstResult, completed []prober.BurstResult, err error) {
+func runTrials(tr trialRun) (rep *report.Report, last *prober.BurstResult, completed []prober.BurstResult, err error) {
 	var r prober.BurstResult
 	for i := 1; i <= tr.n; i++ {
 		r = tr.run()
@@ -36,10 +37,10 @@ func runTrials(tr trialRun) (rep *prober.Report, last *prober.BurstResult, compl
 			completed = append(completed, r)
 		}
 		if rep == nil {
-			rep = prober.NewBurstReport(tr.target, &r, tr.env, tr.pcts)
+			rep = report.NewBurstReport(tr.target, &r, tr.env, tr.pcts)
 		} else {
 			if r.Outcome != prober.OutcomeSkipped && r.Outcome != prober.OutcomeFailed {
-				rep.Trials = append(rep.Trials, prober.NewTrialReport(i, &r, tr.pcts))
+				rep.Trials = append(rep.Trials, report.NewTrialReport(i, &r, tr.pcts))
 			}
 			rep.End = r.End
 			rep.Cleanup.KeysWritten += r.KeysWritten
@@ -67,7 +68,7 @@ func writeTrialStats(w io.Writer, i, n int, r *prober.BurstResult, pcts []float6
 	if r.Total == nil {
 		return nil
 	}
-	return prober.WriteAllStats(w, r, pcts)
+	return report.WriteAllStats(w, r, pcts)
 }
 
 // trialLine sums up one run: "trial 2 of 5: completed, 41234 ops/s, p50

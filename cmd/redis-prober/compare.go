@@ -12,8 +12,8 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/redis-prober/redis-prober/internal/smallfile"
-	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/compare"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 // errRegressed is exit code 1 of compare: the comparison worked and found
@@ -104,12 +104,12 @@ func parseFraction(s string) (float64, error) {
 const maxReportBytes = 64 << 20
 
 // readReport reads a burst report; any fault is bad input (exit 2).
-func readReport(path string) (*prober.Report, error) {
+func readReport(path string) (*report.Report, error) {
 	b, err := smallfile.Read(path, maxReportBytes)
 	if err != nil {
 		return nil, usagef("cannot read report: %v", err)
 	}
-	var r prober.Report
+	var r report.Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, usagef("%s is not a burst report (JSON): %v", path, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 func TestCompareHugeFigureAgainstItselfIsValidJSONAndExit0(t *testing.T) {
@@ -63,7 +63,7 @@ func TestCompareTwentyThousandCommandsFinishes(t *testing.T) {
 	rep.Trials = rep.Trials[:2]
 	for i := range rep.Trials {
 		base := rep.Trials[i].Commands[0]
-		cmds := make([]prober.CommandReport, 20000)
+		cmds := make([]report.CommandReport, 20000)
 		for j := range cmds {
 			cmds[j] = base
 			cmds[j].Command = fmt.Sprintf("cmd%05d", j)

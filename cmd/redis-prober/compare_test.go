@@ -14,6 +14,7 @@ import (
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/compare"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 var updateCompareTestdata = flag.Bool("update-compare-testdata", false, "rewrite testdata/compare/*.json")
@@ -28,28 +29,28 @@ func runCompare(t *testing.T, args ...string) (int, string, string) {
 // synthetic builds a report of 5 trials of get and set whose figures spread
 // ±2% from trial to trial; get's p99 is scaled by p99Scale, the trial
 // noise rotated by shift.
-func synthetic(shift int, p99Scale float64, appendfsync string) *prober.Report {
+func synthetic(shift int, p99Scale float64, appendfsync string) *report.Report {
 	noise := []float64{1.00, 1.02, 0.98, 1.01, 0.99}
-	cmd := func(name string, p50, p99, ops float64) prober.CommandReport {
-		return prober.CommandReport{Command: name, Ops: int64(ops), OpsPerSec: ops, Latency: prober.LatencyReport{
-			Percentiles: []prober.PercentileReport{{Percentile: 50, Ms: p50}, {Percentile: 99, Ms: p99}, {Percentile: 99.9, Ms: 10 * p50}}}}
+	cmd := func(name string, p50, p99, ops float64) report.CommandReport {
+		return report.CommandReport{Command: name, Ops: int64(ops), OpsPerSec: ops, Latency: report.LatencyReport{
+			Percentiles: []report.PercentileReport{{Percentile: 50, Ms: p50}, {Percentile: 99, Ms: p99}, {Percentile: 99.9, Ms: 10 * p50}}}}
 	}
-	rep := &prober.Report{Schema: prober.ReportSchema, Tool: "redis-prober burst", Target: "redis-a:6379",
+	rep := &report.Report{Schema: report.Schema, Tool: "redis-prober burst", Target: "redis-a:6379",
 		Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Outcome: prober.OutcomeCompleted, Reason: "test_time",
-		Plan: prober.PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []prober.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 10}},
+		Plan: report.PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []prober.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 10}},
 			KeyPattern: "R:R", KeyMaximum: 9999, DataSize: 32, Rate: 2000, TestTimeSeconds: 10},
-		Environment: &prober.Environment{
-			Prober: prober.ProberEnv{Version: "0.1.0"},
-			Host:   prober.HostEnv{Kernel: "6.1.0-18-amd64", THPEnabled: "madvise", THPDefrag: "madvise", CPUs: 8, Sysctls: map[string]string{"vm.swappiness": "1"}},
-			Redis:  prober.RedisEnv{Version: "7.2.4", Role: "master", Config: map[string]string{"appendonly": "yes", "appendfsync": appendfsync}},
+		Environment: &report.Environment{
+			Prober: report.ProberEnv{Version: "0.1.0"},
+			Host:   report.HostEnv{Kernel: "6.1.0-18-amd64", THPEnabled: "madvise", THPDefrag: "madvise", CPUs: 8, Sysctls: map[string]string{"vm.swappiness": "1"}},
+			Redis:  report.RedisEnv{Version: "7.2.4", Role: "master", Config: map[string]string{"appendonly": "yes", "appendfsync": appendfsync}},
 		}}
 	for i := range 5 {
 		k := noise[(i+shift)%len(noise)]
 		get := cmd("get", 0.10*k, 0.50*k*p99Scale, 1818*k)
 		set := cmd("set", 0.12*k, 0.60*k, 182*k)
 		tot := cmd("", 0.10*k, 0.50*k*p99Scale, 2000*k)
-		rep.Trials = append(rep.Trials, prober.TrialReport{Trial: i + 1, Outcome: prober.OutcomeCompleted, DurationSeconds: 10,
-			Totals: tot, Commands: []prober.CommandReport{set, get}})
+		rep.Trials = append(rep.Trials, report.TrialReport{Trial: i + 1, Outcome: prober.OutcomeCompleted, DurationSeconds: 10,
+			Totals: tot, Commands: []report.CommandReport{set, get}})
 	}
 	return rep
 }
@@ -60,7 +61,7 @@ func TestWriteCompareTestdata(t *testing.T) {
 	}
 	other := synthetic(0, 1, "everysec")
 	other.Plan.Clients = 50
-	for name, rep := range map[string]*prober.Report{
+	for name, rep := range map[string]*report.Report{
 		"before.json":     synthetic(0, 1, "everysec"),
 		"same.json":       synthetic(2, 1, "everysec"),
 		"p99-3pct.json":   synthetic(1, 1.03, "everysec"),
@@ -130,7 +131,7 @@ func TestCompareCommand(t *testing.T) {
 }
 
 // writeReport writes rep as a report file in a temp dir.
-func writeReport(t *testing.T, name string, rep *prober.Report) string {
+func writeReport(t *testing.T, name string, rep *report.Report) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := rep.WriteJSON(&b); err != nil {

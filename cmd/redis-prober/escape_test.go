@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/redis-prober/redis-prober/internal/faulttest"
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 func bulk(s string) string { return fmt.Sprintf("$%d\r\n%s\r\n", len(s), s) }
@@ -82,12 +82,12 @@ func TestCompareEscapesControlCharactersFromReports(t *testing.T) {
 // The burst's tables print command names and environment values.
 func TestReportRenderingEscapesControlCharacters(t *testing.T) {
 	rep := synthetic(0, 1, "everysec")
-	rep.StepPlan = &prober.StepPlanReport{Start: 1000, Increase: 1000, StepSeconds: 1, MaxSteps: 2, ObjectiveSeconds: 0.001}
-	rep.Capacity = &prober.CapacityReport{Stop: "objective\x1b[2J"}
+	rep.StepPlan = &report.StepPlanReport{Start: 1000, Increase: 1000, StepSeconds: 1, MaxSteps: 2, ObjectiveSeconds: 0.001}
+	rep.Capacity = &report.CapacityReport{Stop: "objective\x1b[2J"}
 	rep.Environment.Redis.Role = "master\x1b]0;x\x07"
 	rep.Environment.Redis.Config["maxmemory\x1b[1m"] = "0\r\n"
 	var b bytes.Buffer
-	if err := prober.WriteStepMarkdown(&b, rep, "chart.svg"); err != nil {
+	if err := report.WriteStepMarkdown(&b, rep, "chart.svg"); err != nil {
 		t.Fatal(err)
 	}
 	if strings.ContainsAny(b.String(), "\x1b\x07\r") {

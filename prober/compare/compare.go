@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 // Schema names the JSON layout of a comparison.
@@ -118,7 +119,7 @@ var ErrIncompatible = errors.New("reports cannot be compared")
 // plan) return an error wrapping ErrIncompatible. The work is linear in the
 // number of commands and stops with ctx's error when ctx is done. Every
 // number in the result is finite (JSON has no Inf or NaN).
-func Compare(ctx context.Context, before, after *prober.Report, beforeName, afterName string, opts Options) (*Comparison, error) {
+func Compare(ctx context.Context, before, after *report.Report, beforeName, afterName string, opts Options) (*Comparison, error) {
 	var notes []string
 	bt, err := completedTrials(before, beforeName, &notes)
 	if err != nil {
@@ -252,14 +253,14 @@ func judge(r *Row, withInterval, higherIsWorse bool, opts Options, confidence fl
 	}
 }
 
-func completedTrials(r *prober.Report, name string, notes *[]string) ([]prober.TrialReport, error) {
-	if r.Schema != prober.ReportSchema {
-		return nil, fmt.Errorf("%w: %s has schema %q, this redis-prober reads %q", ErrIncompatible, name, r.Schema, prober.ReportSchema)
+func completedTrials(r *report.Report, name string, notes *[]string) ([]report.TrialReport, error) {
+	if r.Schema != report.Schema {
+		return nil, fmt.Errorf("%w: %s has schema %q, this redis-prober reads %q", ErrIncompatible, name, r.Schema, report.Schema)
 	}
 	if r.StepPlan != nil {
 		return nil, fmt.Errorf("%w: %s is a step-load report; compare reads burst reports (redis-prober burst --trials=N --json-out-file=...)", ErrIncompatible, name)
 	}
-	var out []prober.TrialReport
+	var out []report.TrialReport
 	for _, t := range r.Trials {
 		if t.Outcome == prober.OutcomeCompleted && t.Totals.Ops > 0 {
 			out = append(out, t)
@@ -276,7 +277,7 @@ func completedTrials(r *prober.Report, name string, notes *[]string) ([]prober.T
 
 // samePlan refuses reports of different loads: their latency differs for
 // reasons that are not a change of the system.
-func samePlan(b, a prober.PlanReport) error {
+func samePlan(b, a report.PlanReport) error {
 	var diffs []string
 	check := func(name string, x, y any) {
 		if fmt.Sprint(x) != fmt.Sprint(y) {
@@ -306,8 +307,8 @@ func mixText(mix []prober.MixEntry) string {
 
 // commandNames are the commands of before's first trial that after has
 // too, in before's order.
-func commandNames(bt, at []prober.TrialReport, notes *[]string) []string {
-	has := func(ts []prober.TrialReport) map[string]bool {
+func commandNames(bt, at []report.TrialReport, notes *[]string) []string {
+	has := func(ts []report.TrialReport) map[string]bool {
 		m := map[string]bool{}
 		for _, c := range ts[0].Commands {
 			m[c.Command] = true
@@ -340,10 +341,10 @@ func commandNames(bt, at []prober.TrialReport, notes *[]string) []string {
 
 // indexCommands maps each trial's commands by name (the last of a name
 // wins, as a scan of the list would find).
-func indexCommands(ts []prober.TrialReport) []map[string]*prober.CommandReport {
-	out := make([]map[string]*prober.CommandReport, len(ts))
+func indexCommands(ts []report.TrialReport) []map[string]*report.CommandReport {
+	out := make([]map[string]*report.CommandReport, len(ts))
 	for i := range ts {
-		m := make(map[string]*prober.CommandReport, len(ts[i].Commands))
+		m := make(map[string]*report.CommandReport, len(ts[i].Commands))
 		for j := range ts[i].Commands {
 			m[ts[i].Commands[j].Command] = &ts[i].Commands[j]
 		}
@@ -354,7 +355,7 @@ func indexCommands(ts []prober.TrialReport) []map[string]*prober.CommandReport {
 
 // trialFigures reads one figure of cmd ("total" for the totals) from
 // every trial; values are kept above zero so their logarithm exists.
-func trialFigures(ts []prober.TrialReport, index []map[string]*prober.CommandReport, cmd string, percentile float64, name string) ([]float64, error) {
+func trialFigures(ts []report.TrialReport, index []map[string]*report.CommandReport, cmd string, percentile float64, name string) ([]float64, error) {
 	out := make([]float64, 0, len(ts))
 	for i, t := range ts {
 		c, ok := &t.Totals, cmd == "total"
@@ -366,7 +367,7 @@ func trialFigures(ts []prober.TrialReport, index []map[string]*prober.CommandRep
 		}
 		v := c.OpsPerSec
 		if percentile > 0 {
-			i := slices.IndexFunc(c.Latency.Percentiles, func(p prober.PercentileReport) bool { return p.Percentile == percentile })
+			i := slices.IndexFunc(c.Latency.Percentiles, func(p report.PercentileReport) bool { return p.Percentile == percentile })
 			if i < 0 {
 				return nil, fmt.Errorf("%w: %s trial %d has no p%s for %s", ErrIncompatible, name, t.Trial,
 					strconv.FormatFloat(percentile, 'f', -1, 64), cmd)
@@ -414,7 +415,7 @@ func finiteExpm1(x float64) float64 {
 // EnvDiff lists what differs between the two reports' environments (and
 // the tolerated plan differences), in name order; config parameters and
 // sysctls go by their own names.
-func EnvDiff(before, after *prober.Report) []EnvDifference {
+func EnvDiff(before, after *report.Report) []EnvDifference {
 	b, a := flattenReport(before), flattenReport(after)
 	var names []string
 	for k := range b {
@@ -444,7 +445,7 @@ func EnvDiff(before, after *prober.Report) []EnvDifference {
 	return out
 }
 
-func flattenReport(r *prober.Report) map[string]string {
+func flattenReport(r *report.Report) map[string]string {
 	m := map[string]string{
 		"target":          r.Target,
 		"plan.test_time":  strconv.FormatFloat(r.Plan.TestTimeSeconds, 'f', -1, 64) + "s",

@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 // manyCommands is a report of n trials of count distinct commands.
-func manyCommands(trials, count int, shift int) *prober.Report {
+func manyCommands(trials, count int, shift int) *report.Report {
 	rep := synthReport(trials, shift, "", 1)
 	for i := range rep.Trials {
-		cmds := make([]prober.CommandReport, count)
+		cmds := make([]report.CommandReport, count)
 		for j := range cmds {
 			k := noise[(i+j+shift)%len(noise)]
 			cmds[j] = synthCommand(fmt.Sprintf("cmd%05d", j), fig{0.1 * k, 0.5 * k, 1 * k, 100 * k})
@@ -52,14 +52,14 @@ func TestCompareStopsWhenCancelled(t *testing.T) {
 }
 
 func TestCompareHugeFiguresStayFinite(t *testing.T) {
-	huge := func(v float64, spread bool) *prober.Report {
+	huge := func(v float64, spread bool) *report.Report {
 		rep := synthReport(5, 0, "", 1)
 		for i := range rep.Trials {
 			k := 1.0
 			if spread {
 				k = noise[i] / 1.02 // stay at or below v
 			}
-			for _, c := range append([]*prober.CommandReport{&rep.Trials[i].Totals}, ptrs(rep.Trials[i].Commands)...) {
+			for _, c := range append([]*report.CommandReport{&rep.Trials[i].Totals}, ptrs(rep.Trials[i].Commands)...) {
 				c.OpsPerSec = v * k
 				for j := range c.Latency.Percentiles {
 					c.Latency.Percentiles[j].Ms = v * k
@@ -70,7 +70,7 @@ func TestCompareHugeFiguresStayFinite(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name          string
-		before, after *prober.Report
+		before, after *report.Report
 		regressed     bool
 	}{
 		{"1.7e308 against itself", huge(1.7e308, false), huge(1.7e308, false), false},
@@ -97,8 +97,8 @@ func TestCompareHugeFiguresStayFinite(t *testing.T) {
 	}
 }
 
-func ptrs(cs []prober.CommandReport) []*prober.CommandReport {
-	out := make([]*prober.CommandReport, len(cs))
+func ptrs(cs []report.CommandReport) []*report.CommandReport {
+	out := make([]*report.CommandReport, len(cs))
 	for i := range cs {
 		out[i] = &cs[i]
 	}

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/redis-prober/redis-prober/internal/safetext"
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 // WriteJSON writes the comparison, indented.
@@ -58,18 +58,18 @@ func WriteText(w io.Writer, c *Comparison) error {
 // WriteMarkdown writes the comparison for a change ticket.
 func WriteMarkdown(w io.Writer, c *Comparison) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### redis-prober compare: %s\n\n", prober.MarkdownEscape(verdictLine(c)))
+	fmt.Fprintf(&b, "### redis-prober compare: %s\n\n", report.MarkdownEscape(verdictLine(c)))
 	fmt.Fprintf(&b, "| | report | target | start | trials |\n|---|---|---|---|---:|\n")
-	fmt.Fprintf(&b, "| before | %s | %s | %s | %d |\n", prober.MarkdownCell(c.Before.File), prober.MarkdownCell(c.Before.Target), prober.MarkdownEscape(c.Before.Start), c.Before.Trials)
-	fmt.Fprintf(&b, "| after | %s | %s | %s | %d |\n\n", prober.MarkdownCell(c.After.File), prober.MarkdownCell(c.After.Target), prober.MarkdownEscape(c.After.Start), c.After.Trials)
-	fmt.Fprintf(&b, "Threshold %s; %s.\n\n", pct(c.Threshold, false), prober.MarkdownEscape(c.Method))
+	fmt.Fprintf(&b, "| before | %s | %s | %s | %d |\n", report.MarkdownCell(c.Before.File), report.MarkdownCell(c.Before.Target), report.MarkdownEscape(c.Before.Start), c.Before.Trials)
+	fmt.Fprintf(&b, "| after | %s | %s | %s | %d |\n\n", report.MarkdownCell(c.After.File), report.MarkdownCell(c.After.Target), report.MarkdownEscape(c.After.Start), c.After.Trials)
+	fmt.Fprintf(&b, "Threshold %s; %s.\n\n", pct(c.Threshold, false), report.MarkdownEscape(c.Method))
 	b.WriteString("| command | figure | before | after | change | interval | verdict |\n|---|---|---:|---:|---:|---|---|\n")
 	for _, r := range c.Rows {
 		v := r.Verdict
 		if v != VerdictNoChange {
 			v = "**" + v + "**"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", prober.MarkdownCell(r.Command), r.Figure, figText(r.Before, r.Unit),
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", report.MarkdownCell(r.Command), r.Figure, figText(r.Before, r.Unit),
 			figText(r.After, r.Unit), pct(r.Change, true), intervalText(r), v)
 	}
 	b.WriteString("\n**Environment (before → after)**\n\n")
@@ -77,10 +77,10 @@ func WriteMarkdown(w io.Writer, c *Comparison) error {
 		b.WriteString("No difference.\n")
 	}
 	for _, d := range c.Environment {
-		fmt.Fprintf(&b, "- `%s`: `%s` → `%s`\n", prober.MarkdownEscape(d.Name), prober.MarkdownEscape(d.Before), prober.MarkdownEscape(d.After))
+		fmt.Fprintf(&b, "- `%s`: `%s` → `%s`\n", report.MarkdownEscape(d.Name), report.MarkdownEscape(d.Before), report.MarkdownEscape(d.After))
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintf(&b, "\n> %s\n", prober.MarkdownEscape(n))
+		fmt.Fprintf(&b, "\n> %s\n", report.MarkdownEscape(n))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

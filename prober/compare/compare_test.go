@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 // noise is a fixed spread of trial figures around their mean (±2%).
@@ -17,21 +18,21 @@ var noise = []float64{1.00, 1.02, 0.98, 1.01, 0.99}
 // fig is one command's figures in a synthetic trial.
 type fig struct{ p50, p99, p999, ops float64 }
 
-func synthCommand(name string, f fig) prober.CommandReport {
-	return prober.CommandReport{Command: name, Ops: int64(f.ops), OpsPerSec: f.ops, Latency: prober.LatencyReport{
-		Percentiles: []prober.PercentileReport{{Percentile: 50, Ms: f.p50}, {Percentile: 99, Ms: f.p99}, {Percentile: 99.9, Ms: f.p999}, {Percentile: 100, Ms: f.p999 * 2}}}}
+func synthCommand(name string, f fig) report.CommandReport {
+	return report.CommandReport{Command: name, Ops: int64(f.ops), OpsPerSec: f.ops, Latency: report.LatencyReport{
+		Percentiles: []report.PercentileReport{{Percentile: 50, Ms: f.p50}, {Percentile: 99, Ms: f.p99}, {Percentile: 99.9, Ms: f.p999}, {Percentile: 100, Ms: f.p999 * 2}}}}
 }
 
 // synthReport builds a burst report of n trials of get and set; scale
 // multiplies get's figure of the given name ("" for none) in every trial,
 // and trial i is further multiplied by noise[(i+shift)%5].
-func synthReport(n, shift int, figure string, scale float64) *prober.Report {
-	rep := &prober.Report{Schema: prober.ReportSchema, Target: "127.0.0.1:6379", Outcome: prober.OutcomeCompleted,
+func synthReport(n, shift int, figure string, scale float64) *report.Report {
+	rep := &report.Report{Schema: report.Schema, Target: "127.0.0.1:6379", Outcome: prober.OutcomeCompleted,
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Plan:  prober.PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []prober.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 10}}, KeyPattern: "R:R", KeyMaximum: 9999, DataSize: 32, Rate: 2000},
-		Environment: &prober.Environment{
-			Host:  prober.HostEnv{Kernel: "6.1.0", THPEnabled: "madvise", Sysctls: map[string]string{"vm.swappiness": "1"}},
-			Redis: prober.RedisEnv{Version: "7.0.15", Config: map[string]string{"appendfsync": "everysec", "appendonly": "no"}},
+		Plan:  report.PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []prober.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 10}}, KeyPattern: "R:R", KeyMaximum: 9999, DataSize: 32, Rate: 2000},
+		Environment: &report.Environment{
+			Host:  report.HostEnv{Kernel: "6.1.0", THPEnabled: "madvise", Sysctls: map[string]string{"vm.swappiness": "1"}},
+			Redis: report.RedisEnv{Version: "7.0.15", Config: map[string]string{"appendfsync": "everysec", "appendonly": "no"}},
 		}}
 	for i := range n {
 		k := noise[(i+shift)%len(noise)]
@@ -46,8 +47,8 @@ func synthReport(n, shift int, figure string, scale float64) *prober.Report {
 			get.ops *= scale
 		}
 		tot := fig{get.p50, get.p99, get.p999, get.ops + set.ops}
-		rep.Trials = append(rep.Trials, prober.TrialReport{Trial: i + 1, Outcome: prober.OutcomeCompleted,
-			Totals: synthCommand("", tot), Commands: []prober.CommandReport{synthCommand("set", set), synthCommand("get", get)}})
+		rep.Trials = append(rep.Trials, report.TrialReport{Trial: i + 1, Outcome: prober.OutcomeCompleted,
+			Totals: synthCommand("", tot), Commands: []report.CommandReport{synthCommand("set", set), synthCommand("get", get)}})
 	}
 	return rep
 }
@@ -68,7 +69,7 @@ func row(t *testing.T, c *Comparison, cmd, figure string) Row {
 func TestCompareVerdicts(t *testing.T) {
 	tests := []struct {
 		name      string
-		after     *prober.Report
+		after     *report.Report
 		figure    string
 		verdict   string
 		regressed bool
@@ -206,17 +207,17 @@ func TestCompareOneTrialUsesTheThreshold(t *testing.T) {
 }
 
 func TestCompareBadInput(t *testing.T) {
-	good := func() *prober.Report { return synthReport(3, 0, "", 1) }
+	good := func() *report.Report { return synthReport(3, 0, "", 1) }
 	tests := []struct {
 		name string
-		edit func(r *prober.Report)
+		edit func(r *report.Report)
 		want string
 	}{
-		{"schema", func(r *prober.Report) { r.Schema = "something/else" }, `schema "something/else"`},
-		{"step report", func(r *prober.Report) { r.StepPlan = &prober.StepPlanReport{} }, "step-load report"},
-		{"no trials", func(r *prober.Report) { r.Trials, r.Outcome, r.Reason = nil, prober.OutcomeSkipped, "replica" }, "no completed trial"},
-		{"another plan", func(r *prober.Report) { r.Plan.Clients = 50 }, "clients 4 vs 50"},
-		{"missing percentile", func(r *prober.Report) { r.Trials[1].Commands[0].Latency.Percentiles = nil }, "trial 2 has no p50 for set"},
+		{"schema", func(r *report.Report) { r.Schema = "something/else" }, `schema "something/else"`},
+		{"step report", func(r *report.Report) { r.StepPlan = &report.StepPlanReport{} }, "step-load report"},
+		{"no trials", func(r *report.Report) { r.Trials, r.Outcome, r.Reason = nil, prober.OutcomeSkipped, "replica" }, "no completed trial"},
+		{"another plan", func(r *report.Report) { r.Plan.Clients = 50 }, "clients 4 vs 50"},
+		{"missing percentile", func(r *report.Report) { r.Trials[1].Commands[0].Latency.Percentiles = nil }, "trial 2 has no p50 for set"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

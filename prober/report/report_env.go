@@ -1,4 +1,4 @@
-package prober
+package report
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // Environment is what a report needs to be read later: the Redis server
@@ -77,7 +79,7 @@ func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths HostPaths, 
 		Host:   readHostEnv(paths),
 	}
 	if text, err := c.Info(ctx).Result(); err == nil {
-		info := ParseInfo(text)
+		info := prober.ParseInfo(text)
 		env.Redis = RedisEnv{Version: info["redis_version"], Mode: info["redis_mode"], OS: info["os"],
 			Role: info["role"], Allocator: info["mem_allocator"], IOThreads: info["io_threads_active"]}
 		env.Redis.UsedMemory, _ = strconv.ParseInt(info["used_memory"], 10, 64)

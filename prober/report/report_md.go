@@ -1,4 +1,4 @@
-package prober
+package report
 
 import (
 	"embed"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/safetext"
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 //go:embed templates/steps.md.tmpl templates/chart.svg.tmpl
@@ -163,9 +164,9 @@ func stopText(s string) string {
 		return "the search's time bound was reached"
 	case "bytes":
 		return "the bytes-written bound was reached"
-	case ReasonP99:
+	case prober.ReasonP99:
 		return "aborted by the governor: sliding-window p99 above the abort threshold"
-	case ReasonCancelled:
+	case prober.ReasonCancelled:
 		return "cancelled"
 	}
 	return s

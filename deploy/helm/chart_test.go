@@ -1,10 +1,11 @@
 // Package helm_test checks the Helm chart in deploy/helm/redis-prober with
-// no cluster: helm lint and helm template (helm v3.22.0 built once from the
-// Go module proxy into a cache outside the repository), then every rendered
+// no cluster, on Helm 3 and Helm 4 (v3.22.0 and v4.3.1, each built once
+// from the Go module proxy into a cache outside the repository): helm lint
+// --strict and helm template on every value set, then every rendered
 // object decoded strictly into the Kubernetes and prometheus-operator API
-// types, so a misspelt field fails here rather than in a cluster. Its
-// test-only dependencies stay out of the binary: nothing imports this
-// package.
+// types, so a misspelt field fails here rather than in a cluster, and the
+// two majors' objects compared. Its test-only dependencies stay out of the
+// binary: nothing imports this package.
 package helm_test
 
 import (
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -26,62 +28,75 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-const (
-	helmModule  = "helm.sh/helm/v3/cmd/helm"
-	helmVersion = "v3.22.0"
-	chartDir    = "redis-prober"
-)
+const chartDir = "redis-prober"
 
-var (
-	helmOnce sync.Once
-	helmPath string
-	helmErr  error
-)
+// helmRelease is one Helm the chart is checked with, built once.
+type helmRelease struct {
+	module, version string
+	once            sync.Once
+	path            string
+	err             error
+}
 
-// helmBin builds helm once into ~/.cache/redis-prober (or
-// $REDIS_PROBER_CACHE), so later runs start at once. Without it the test
-// skips, or fails under CI=true.
-func helmBin(t *testing.T) string {
+// helms are the Helm majors the chart supports: every lint, render and
+// decoding check runs on each.
+var helms = []*helmRelease{
+	{module: "helm.sh/helm/v3/cmd/helm", version: "v3.22.0"},
+	{module: "helm.sh/helm/v4/cmd/helm", version: "v4.3.1"},
+}
+
+// forEachHelm runs f once per Helm, as a subtest named after its version.
+func forEachHelm(t *testing.T, f func(t *testing.T, h *helmRelease)) {
 	t.Helper()
-	helmOnce.Do(func() {
+	for _, h := range helms {
+		t.Run(h.version, func(t *testing.T) { f(t, h) })
+	}
+}
+
+// bin builds helm once into ~/.cache/redis-prober/helm-VERSION (or under
+// $REDIS_PROBER_CACHE), so later runs start at once; a cold build takes
+// a minute or two. Without it the test skips, or fails under CI=true.
+func (h *helmRelease) bin(t *testing.T) string {
+	t.Helper()
+	h.once.Do(func() {
 		cache := os.Getenv("REDIS_PROBER_CACHE")
 		if cache == "" {
 			home, err := os.UserCacheDir()
 			if err != nil {
-				helmErr = err
+				h.err = err
 				return
 			}
 			cache = filepath.Join(home, "redis-prober")
 		}
-		dir := filepath.Join(cache, "helm-"+helmVersion)
-		helmPath = filepath.Join(dir, "helm")
-		if _, err := os.Stat(helmPath); err == nil {
+		dir := filepath.Join(cache, "helm-"+h.version)
+		h.path = filepath.Join(dir, "helm")
+		if _, err := os.Stat(h.path); err == nil {
 			return
 		}
-		cmd := exec.Command("go", "install", helmModule+"@"+helmVersion)
+		cmd := exec.Command("go", "install", h.module+"@"+h.version)
 		cmd.Dir = os.TempDir() // outside this module: helm's own go.mod decides
 		cmd.Env = append(os.Environ(), "GOBIN="+dir)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			helmErr = fmt.Errorf("go install %s@%s: %v\n%s", helmModule, helmVersion, err, out)
+			h.err = fmt.Errorf("go install %s@%s: %v\n%s", h.module, h.version, err, out)
 		}
 	})
-	if helmErr != nil {
+	if h.err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("cannot build helm: %v", helmErr)
+			t.Fatalf("cannot build helm %s: %v", h.version, h.err)
 		}
-		t.Skipf("SKIPPING: cannot build helm (%v); CI=true makes this a failure", helmErr)
+		t.Skipf("SKIPPING: cannot build helm %s (%v); CI=true makes this a failure", h.version, h.err)
 	}
-	return helmPath
+	return h.path
 }
 
-func helm(t *testing.T, args ...string) string {
+func (h *helmRelease) run(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(helmBin(t), args...)
+	cmd := exec.Command(h.bin(t), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("helm %s: %v\n%s%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		t.Fatalf("helm %s %s: %v\n%s%s", h.version, strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
 }
@@ -101,7 +116,11 @@ var cases = []struct {
 	{name: "basic-auth", values: []string{"examples/basic-auth-values.yaml"}},
 }
 
-func render(t *testing.T, values []string, set []string) []map[string]any {
+// docSeparator splits helm's output into YAML documents; the line break
+// before a separator stays with the document (a block scalar's last line).
+var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
+
+func render(t *testing.T, h *helmRelease, values []string, set []string) []map[string]any {
 	t.Helper()
 	args := []string{"template", "rp", chartDir, "--namespace", "monitoring"}
 	for _, v := range values {
@@ -110,9 +129,9 @@ func render(t *testing.T, values []string, set []string) []map[string]any {
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
-	out := helm(t, args...)
+	out := h.run(t, args...)
 	var objs []map[string]any
-	for _, doc := range strings.Split(out, "\n---") {
+	for _, doc := range docSeparator.Split(out, -1) {
 		var m map[string]any
 		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
 			t.Fatalf("rendered YAML does not parse: %v\n%s", err, doc)
@@ -174,40 +193,67 @@ func typed(t *testing.T, objs []map[string]any) map[string][]any {
 }
 
 func TestHelmLint(t *testing.T) {
-	for _, c := range cases {
-		args := []string{"lint", chartDir, "--strict"}
-		for _, v := range c.values {
-			args = append(args, "-f", filepath.Join(chartDir, v))
+	forEachHelm(t, func(t *testing.T, h *helmRelease) {
+		for _, c := range cases {
+			args := []string{"lint", chartDir, "--strict"}
+			for _, v := range c.values {
+				args = append(args, "-f", filepath.Join(chartDir, v))
+			}
+			for _, s := range c.set {
+				args = append(args, "--set", s)
+			}
+			h.run(t, args...)
 		}
-		for _, s := range c.set {
-			args = append(args, "--set", s)
-		}
-		helm(t, args...)
-	}
+	})
 }
 
 func TestChartRendersStrictObjects(t *testing.T) {
+	forEachHelm(t, func(t *testing.T, h *helmRelease) {
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) { checkRendered(t, h, c.values, c.set) })
+		}
+	})
+}
+
+// Helm 3 and Helm 4 render the same objects from every value set (Helm 4
+// keeps some blank lines Helm 3 trims; the decoded objects are equal).
+func TestHelm3And4RenderTheSameObjects(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			byKind := typed(t, render(t, c.values, c.set))
-			for _, kind := range []string{"ConfigMap"} {
-				if len(byKind[kind]) == 0 {
-					t.Errorf("no %s rendered", kind)
-				}
+			a, b := render(t, helms[0], c.values, c.set), render(t, helms[1], c.values, c.set)
+			if len(a) != len(b) {
+				t.Fatalf("helm %s renders %d objects, %s %d", helms[0].version, len(a), helms[1].version, len(b))
 			}
-			for _, d := range byKind["Deployment"] {
-				checkPod(t, &d.(*appsv1.Deployment).Spec.Template.Spec)
-			}
-			for _, s := range byKind["StatefulSet"] {
-				checkPod(t, &s.(*appsv1.StatefulSet).Spec.Template.Spec)
-			}
-			for _, o := range byKind["ServiceMonitor"] {
-				sm := o.(*monitoringv1.ServiceMonitor)
-				if len(sm.Spec.ScrapeProtocols) == 0 || sm.Spec.ScrapeProtocols[0] != monitoringv1.PrometheusProto {
-					t.Errorf("ServiceMonitor does not ask for protobuf first (native histograms): %v", sm.Spec.ScrapeProtocols)
+			for i := range a {
+				ja, _ := json.Marshal(a[i])
+				jb, _ := json.Marshal(b[i])
+				if !bytes.Equal(ja, jb) {
+					t.Errorf("%s %v differs between helm %s and %s:\n%s\n%s", a[i]["kind"], a[i]["metadata"], helms[0].version, helms[1].version, ja, jb)
 				}
 			}
 		})
+	}
+}
+
+// checkRendered renders one value set, decodes every object strictly and
+// holds the pods to the security settings.
+func checkRendered(t *testing.T, h *helmRelease, values, set []string) {
+	t.Helper()
+	byKind := typed(t, render(t, h, values, set))
+	if len(byKind["ConfigMap"]) == 0 {
+		t.Errorf("no ConfigMap rendered")
+	}
+	for _, d := range byKind["Deployment"] {
+		checkPod(t, &d.(*appsv1.Deployment).Spec.Template.Spec)
+	}
+	for _, s := range byKind["StatefulSet"] {
+		checkPod(t, &s.(*appsv1.StatefulSet).Spec.Template.Spec)
+	}
+	for _, o := range byKind["ServiceMonitor"] {
+		sm := o.(*monitoringv1.ServiceMonitor)
+		if len(sm.Spec.ScrapeProtocols) == 0 || sm.Spec.ScrapeProtocols[0] != monitoringv1.PrometheusProto {
+			t.Errorf("ServiceMonitor does not ask for protobuf first (native histograms): %v", sm.Spec.ScrapeProtocols)
+		}
 	}
 }
 
@@ -250,35 +296,37 @@ func checkContainer(t *testing.T, c corev1.Container) {
 }
 
 func TestShardsRenderAStatefulSetFedByThePodOrdinal(t *testing.T) {
-	byKind := typed(t, render(t, []string{"examples/shards-values.yaml"}, nil))
-	if len(byKind["Deployment"]) != 0 || len(byKind["StatefulSet"]) != 1 {
-		t.Fatalf("shards: 3 rendered %d Deployments and %d StatefulSets", len(byKind["Deployment"]), len(byKind["StatefulSet"]))
-	}
-	sts := byKind["StatefulSet"][0].(*appsv1.StatefulSet)
-	if *sts.Spec.Replicas != 3 {
-		t.Errorf("replicas %d, want 3", *sts.Spec.Replicas)
-	}
-	c := sts.Spec.Template.Spec.Containers[0]
-	if !slices.Contains(c.Args, "--config.shard-index=$(SHARD_INDEX)") {
-		t.Errorf("no shard index argument: %v", c.Args)
-	}
-	ok := false
-	for _, e := range c.Env {
-		ok = ok || (e.Name == "SHARD_INDEX" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
-			e.ValueFrom.FieldRef.FieldPath == "metadata.labels['apps.kubernetes.io/pod-index']")
-	}
-	if !ok {
-		t.Errorf("SHARD_INDEX is not the pod ordinal: %+v", c.Env)
-	}
-	cfg := configOf(t, byKind)
-	if !strings.Contains(cfg, "sharding:\n  shards: 3") {
-		t.Errorf("the config has no sharding: shards: 3:\n%s", cfg)
-	}
-	for _, o := range byKind["Service"] {
-		if o.(*corev1.Service).Spec.ClusterIP != "None" {
-			t.Errorf("the StatefulSet's Service is not headless")
+	forEachHelm(t, func(t *testing.T, h *helmRelease) {
+		byKind := typed(t, render(t, h, []string{"examples/shards-values.yaml"}, nil))
+		if len(byKind["Deployment"]) != 0 || len(byKind["StatefulSet"]) != 1 {
+			t.Fatalf("shards: 3 rendered %d Deployments and %d StatefulSets", len(byKind["Deployment"]), len(byKind["StatefulSet"]))
 		}
-	}
+		sts := byKind["StatefulSet"][0].(*appsv1.StatefulSet)
+		if *sts.Spec.Replicas != 3 {
+			t.Errorf("replicas %d, want 3", *sts.Spec.Replicas)
+		}
+		c := sts.Spec.Template.Spec.Containers[0]
+		if !slices.Contains(c.Args, "--config.shard-index=$(SHARD_INDEX)") {
+			t.Errorf("no shard index argument: %v", c.Args)
+		}
+		ok := false
+		for _, e := range c.Env {
+			ok = ok || (e.Name == "SHARD_INDEX" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
+				e.ValueFrom.FieldRef.FieldPath == "metadata.labels['apps.kubernetes.io/pod-index']")
+		}
+		if !ok {
+			t.Errorf("SHARD_INDEX is not the pod ordinal: %+v", c.Env)
+		}
+		cfg := configOf(t, byKind)
+		if !strings.Contains(cfg, "sharding:\n  shards: 3") {
+			t.Errorf("the config has no sharding: shards: 3:\n%s", cfg)
+		}
+		for _, o := range byKind["Service"] {
+			if o.(*corev1.Service).Spec.ClusterIP != "None" {
+				t.Errorf("the StatefulSet's Service is not headless")
+			}
+		}
+	})
 }
 
 // configOf is the prober config file the chart rendered.
@@ -298,54 +346,56 @@ func configOf(t *testing.T, byKind map[string][]any) string {
 // process namespace, the prober container and its volumes, and a
 // PodMonitor for the Redis pods; no workload of its own.
 func TestSidecarPatch(t *testing.T) {
-	byKind := typed(t, render(t, []string{"examples/sidecar-values.yaml"}, nil))
-	if len(byKind["Deployment"])+len(byKind["StatefulSet"])+len(byKind["Service"]) != 0 {
-		t.Errorf("sidecar mode rendered a workload or Service of its own")
-	}
-	var patch string
-	for _, o := range byKind["ConfigMap"] {
-		if p, ok := o.(*corev1.ConfigMap).Data["patch.yaml"]; ok {
-			patch = p
+	forEachHelm(t, func(t *testing.T, h *helmRelease) {
+		byKind := typed(t, render(t, h, []string{"examples/sidecar-values.yaml"}, nil))
+		if len(byKind["Deployment"])+len(byKind["StatefulSet"])+len(byKind["Service"]) != 0 {
+			t.Errorf("sidecar mode rendered a workload or Service of its own")
 		}
-	}
-	if patch == "" {
-		t.Fatal("no sidecar patch rendered")
-	}
-	j, err := yaml.YAMLToJSON([]byte(patch))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sts appsv1.StatefulSet
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sts); err != nil {
-		t.Fatalf("the patch is not a StatefulSet: %v\n%s", err, patch)
-	}
-	spec := sts.Spec.Template.Spec
-	if spec.ShareProcessNamespace == nil || !*spec.ShareProcessNamespace {
-		t.Errorf("the patch does not share the process namespace")
-	}
-	if len(spec.Containers) != 1 || spec.Containers[0].Name != "redis-prober" {
-		t.Fatalf("containers %v", spec.Containers)
-	}
-	checkContainer(t, spec.Containers[0])
-	vols := map[string]bool{}
-	for _, v := range spec.Volumes {
-		vols[v.Name] = true
-		if v.HostPath != nil && v.HostPath.Path == "/sys" {
-			t.Logf("host /sys mounted read-only")
+		var patch string
+		for _, o := range byKind["ConfigMap"] {
+			if p, ok := o.(*corev1.ConfigMap).Data["patch.yaml"]; ok {
+				patch = p
+			}
 		}
-	}
-	for _, m := range spec.Containers[0].VolumeMounts {
-		if !vols[m.Name] {
-			t.Errorf("mount %s has no volume in the patch", m.Name)
+		if patch == "" {
+			t.Fatal("no sidecar patch rendered")
 		}
-	}
-	if len(byKind["PodMonitor"]) != 1 {
-		t.Errorf("%d PodMonitors, want 1 for the Redis pods", len(byKind["PodMonitor"]))
-	} else if pm := byKind["PodMonitor"][0].(*monitoringv1.PodMonitor); pm.Spec.Selector.MatchLabels["app.kubernetes.io/name"] != "redis" {
-		t.Errorf("PodMonitor selects %v, not the Redis pods", pm.Spec.Selector.MatchLabels)
-	}
+		j, err := yaml.YAMLToJSON([]byte(patch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sts appsv1.StatefulSet
+		dec := json.NewDecoder(bytes.NewReader(j))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&sts); err != nil {
+			t.Fatalf("the patch is not a StatefulSet: %v\n%s", err, patch)
+		}
+		spec := sts.Spec.Template.Spec
+		if spec.ShareProcessNamespace == nil || !*spec.ShareProcessNamespace {
+			t.Errorf("the patch does not share the process namespace")
+		}
+		if len(spec.Containers) != 1 || spec.Containers[0].Name != "redis-prober" {
+			t.Fatalf("containers %v", spec.Containers)
+		}
+		checkContainer(t, spec.Containers[0])
+		vols := map[string]bool{}
+		for _, v := range spec.Volumes {
+			vols[v.Name] = true
+			if v.HostPath != nil && v.HostPath.Path == "/sys" {
+				t.Logf("host /sys mounted read-only")
+			}
+		}
+		for _, m := range spec.Containers[0].VolumeMounts {
+			if !vols[m.Name] {
+				t.Errorf("mount %s has no volume in the patch", m.Name)
+			}
+		}
+		if len(byKind["PodMonitor"]) != 1 {
+			t.Errorf("%d PodMonitors, want 1 for the Redis pods", len(byKind["PodMonitor"]))
+		} else if pm := byKind["PodMonitor"][0].(*monitoringv1.PodMonitor); pm.Spec.Selector.MatchLabels["app.kubernetes.io/name"] != "redis" {
+			t.Errorf("PodMonitor selects %v, not the Redis pods", pm.Spec.Selector.MatchLabels)
+		}
+	})
 }
 
 // alertNames lists the alert names of the rule files in dir (top level).
@@ -382,129 +432,139 @@ func alertNames(t *testing.T, files ...string) []string {
 // The PrometheusRule is made from alerts/*.yml (through the chart's
 // files/alerts link): the same alerts, and alerts.yml's among them.
 func TestPrometheusRuleIsAlertsYml(t *testing.T) {
-	link, err := os.Readlink(filepath.Join(chartDir, "files", "alerts"))
-	if err != nil || link != "../../../../alerts" {
-		t.Errorf("files/alerts must link to the repository's alerts/ (one source of truth): %q %v", link, err)
-	}
-	byKind := typed(t, render(t, nil, []string{"prometheusRule.enabled=true"}))
-	if len(byKind["PrometheusRule"]) != 1 {
-		t.Fatalf("%d PrometheusRules", len(byKind["PrometheusRule"]))
-	}
-	var got []string
-	records := 0
-	for _, g := range byKind["PrometheusRule"][0].(*monitoringv1.PrometheusRule).Spec.Groups {
-		for _, r := range g.Rules {
-			if r.Alert != "" {
-				got = append(got, r.Alert)
-			}
-			if r.Record != "" {
-				records++
+	forEachHelm(t, func(t *testing.T, h *helmRelease) {
+		link, err := os.Readlink(filepath.Join(chartDir, "files", "alerts"))
+		if err != nil || link != "../../../../alerts" {
+			t.Errorf("files/alerts must link to the repository's alerts/ (one source of truth): %q %v", link, err)
+		}
+		byKind := typed(t, render(t, h, nil, []string{"prometheusRule.enabled=true"}))
+		if len(byKind["PrometheusRule"]) != 1 {
+			t.Fatalf("%d PrometheusRules", len(byKind["PrometheusRule"]))
+		}
+		var got []string
+		records := 0
+		for _, g := range byKind["PrometheusRule"][0].(*monitoringv1.PrometheusRule).Spec.Groups {
+			for _, r := range g.Rules {
+				if r.Alert != "" {
+					got = append(got, r.Alert)
+				}
+				if r.Record != "" {
+					records++
+				}
 			}
 		}
-	}
-	slices.Sort(got)
-	all, err := filepath.Glob("../../alerts/*.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := alertNames(t, all...); !slices.Equal(got, want) {
-		t.Errorf("PrometheusRule alerts\n got %v\nwant %v (alerts/*.yml)", got, want)
-	}
-	main := alertNames(t, "../../alerts/alerts.yml")
-	for _, a := range main {
-		if !slices.Contains(got, a) {
-			t.Errorf("alert %s of alerts/alerts.yml is missing", a)
+		slices.Sort(got)
+		all, err := filepath.Glob("../../alerts/*.yml")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(main) == 0 || records == 0 {
-		t.Errorf("alerts.yml has %d alerts, the rule %d recording rules", len(main), records)
-	}
+		if want := alertNames(t, all...); !slices.Equal(got, want) {
+			t.Errorf("PrometheusRule alerts\n got %v\nwant %v (alerts/*.yml)", got, want)
+		}
+		main := alertNames(t, "../../alerts/alerts.yml")
+		for _, a := range main {
+			if !slices.Contains(got, a) {
+				t.Errorf("alert %s of alerts/alerts.yml is missing", a)
+			}
+		}
+		if len(main) == 0 || records == 0 {
+			t.Errorf("alerts.yml has %d alerts, the rule %d recording rules", len(main), records)
+		}
+	})
 }
 
 func TestDashboardsCarryTheSidecarLabel(t *testing.T) {
-	byKind := typed(t, render(t, nil, []string{"dashboards.enabled=true", "dashboards.folder=Redis"}))
-	want, _ := filepath.Glob("../../dashboards/*.json")
-	n := 0
-	for _, o := range byKind["ConfigMap"] {
-		cm := o.(*corev1.ConfigMap)
-		if cm.Labels["grafana_dashboard"] != "1" {
-			continue
-		}
-		n++
-		for name, body := range cm.Data {
-			orig, err := os.ReadFile(filepath.Join("../../dashboards", name))
-			if err != nil || strings.TrimSpace(string(orig)) != strings.TrimSpace(body) {
-				t.Errorf("dashboard %s differs from dashboards/%s (%v)", cm.Name, name, err)
+	forEachHelm(t, func(t *testing.T, h *helmRelease) {
+		byKind := typed(t, render(t, h, nil, []string{"dashboards.enabled=true", "dashboards.folder=Redis"}))
+		want, _ := filepath.Glob("../../dashboards/*.json")
+		n := 0
+		for _, o := range byKind["ConfigMap"] {
+			cm := o.(*corev1.ConfigMap)
+			if cm.Labels["grafana_dashboard"] != "1" {
+				continue
+			}
+			n++
+			for name, body := range cm.Data {
+				orig, err := os.ReadFile(filepath.Join("../../dashboards", name))
+				if err != nil || strings.TrimSpace(string(orig)) != strings.TrimSpace(body) {
+					t.Errorf("dashboard %s differs from dashboards/%s (%v)", cm.Name, name, err)
+				}
+			}
+			if cm.Annotations["grafana_folder"] != "Redis" {
+				t.Errorf("%s: folder annotation %v", cm.Name, cm.Annotations)
 			}
 		}
-		if cm.Annotations["grafana_folder"] != "Redis" {
-			t.Errorf("%s: folder annotation %v", cm.Name, cm.Annotations)
+		if n != len(want) || n == 0 {
+			t.Errorf("%d dashboard ConfigMaps for %d dashboards", n, len(want))
 		}
-	}
-	if n != len(want) || n == 0 {
-		t.Errorf("%d dashboard ConfigMaps for %d dashboards", n, len(want))
-	}
+	})
 }
 
 // No rendered object holds a secret's value: passwords, the web config
 // and the scrape credentials are referenced by Secret name, never inlined.
 func TestNoSecretValueIsRendered(t *testing.T) {
-	const secret = "s3cr3t-value-that-must-not-render"
-	for _, c := range cases {
-		objs := render(t, c.values, c.set)
-		for _, o := range objs {
-			if o["kind"] == "Secret" {
-				t.Errorf("%s: the chart renders a Secret; secrets are the user's, referenced by name", c.name)
+	forEachHelm(t, func(t *testing.T, h *helmRelease) {
+		const secret = "s3cr3t-value-that-must-not-render"
+		for _, c := range cases {
+			objs := render(t, h, c.values, c.set)
+			for _, o := range objs {
+				if o["kind"] == "Secret" {
+					t.Errorf("%s: the chart renders a Secret; secrets are the user's, referenced by name", c.name)
+				}
+			}
+			// Values that name secrets take names, not values: a secret
+			// value given where a name goes must not be echoed as data.
+			b, _ := json.Marshal(objs)
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%s: a secret value is rendered", c.name)
 			}
 		}
-		// Values that name secrets take names, not values: a secret
-		// value given where a name goes must not be echoed as data.
-		b, _ := json.Marshal(objs)
-		if strings.Contains(string(b), secret) {
-			t.Errorf("%s: a secret value is rendered", c.name)
+		// The schema refuses a password given as a value.
+		cmd := exec.Command(h.bin(t), "template", "rp", chartDir, "--set", "redis.password="+secret)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || !strings.Contains(string(out), "additional properties 'password' not allowed") {
+			t.Errorf("redis.password accepted: %v\n%s", err, out)
 		}
-	}
-	// The schema refuses a password given as a value.
-	cmd := exec.Command(helmBin(t), "template", "rp", chartDir, "--set", "redis.password="+secret)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || !strings.Contains(string(out), "additional properties 'password' not allowed") {
-		t.Errorf("redis.password accepted: %v\n%s", err, out)
-	}
-	if strings.Contains(string(out), secret) {
-		t.Errorf("helm's error repeats the secret value")
-	}
+		if strings.Contains(string(out), secret) {
+			t.Errorf("helm's error repeats the secret value")
+		}
+	})
 }
 
 // A wrong value fails with its field named (values.schema.json).
 func TestSchemaNamesTheWrongField(t *testing.T) {
-	for _, tc := range []struct{ set, want string }{
-		{"shards=0", "/shards"},
-		{"shardz=3", "'shardz' not allowed"},
-		{"mode=daemonset", "/mode"},
-		{"config.targtes=x", "'targtes' not allowed"},
-		{"web.tls.enabled=true", "/web/tls/secretName"},
-		{"web.port=70000", "/web/port"},
-		{"serviceMonitor.intervall=1m", "'intervall' not allowed"},
-	} {
-		out, err := exec.Command(helmBin(t), "template", "rp", chartDir, "--set", tc.set).CombinedOutput()
-		if err == nil || !strings.Contains(string(out), tc.want) {
-			t.Errorf("--set %s: %v, want an error naming %s:\n%s", tc.set, err, tc.want, out)
+	forEachHelm(t, func(t *testing.T, h *helmRelease) {
+		for _, tc := range []struct{ set, want string }{
+			{"shards=0", "/shards"},
+			{"shardz=3", "'shardz' not allowed"},
+			{"mode=daemonset", "/mode"},
+			{"config.targtes=x", "'targtes' not allowed"},
+			{"web.tls.enabled=true", "/web/tls/secretName"},
+			{"web.port=70000", "/web/port"},
+			{"serviceMonitor.intervall=1m", "'intervall' not allowed"},
+		} {
+			out, err := exec.Command(h.bin(t), "template", "rp", chartDir, "--set", tc.set).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) {
+				t.Errorf("--set %s: %v, want an error naming %s:\n%s", tc.set, err, tc.want, out)
+			}
 		}
-	}
+	})
 }
 
 // The strict decoding is what catches a field Kubernetes does not know
 // (here one that the free-form podSecurityContext value lets through).
 func TestStrictDecodingRefusesUnknownFields(t *testing.T) {
-	objs := render(t, nil, []string{"podSecurityContext.runAsNonRooot=true"})
-	for _, o := range objs {
-		if o["kind"] == "Deployment" {
-			if err := strict(o, &appsv1.Deployment{}); err == nil || !strings.Contains(err.Error(), "runAsNonRooot") {
-				t.Errorf("a misspelt field decoded: %v", err)
+	forEachHelm(t, func(t *testing.T, h *helmRelease) {
+		objs := render(t, h, nil, []string{"podSecurityContext.runAsNonRooot=true"})
+		for _, o := range objs {
+			if o["kind"] == "Deployment" {
+				if err := strict(o, &appsv1.Deployment{}); err == nil || !strings.Contains(err.Error(), "runAsNonRooot") {
+					t.Errorf("a misspelt field decoded: %v", err)
+				}
+				return
 			}
-			return
 		}
-	}
-	t.Error("no Deployment rendered")
+		t.Error("no Deployment rendered")
+	})
 }

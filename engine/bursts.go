@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 // BurstsConfig is the periodic burst of run mode.
@@ -18,11 +19,11 @@ type BurstsConfig struct {
 	Interval time.Duration
 	// Plan is the load; its namespace tag is replaced by the node's, so
 	// Cluster bursts land in slots the node owns.
-	Plan   prober.BurstPlan
-	Guards prober.Guards
+	Plan   burst.Plan
+	Guards burst.Guards
 	// Steps, when set, makes every run a step-load capacity search (whose
 	// rates stay at most Steps.MaxRate).
-	Steps *prober.StepPlan
+	Steps *burst.StepPlan
 	// MaxConcurrent bounds the bursts running at once across all targets,
 	// so the prober's own CPU is never the bottleneck of a burst.
 	MaxConcurrent  int
@@ -36,7 +37,7 @@ type Bursts struct {
 	cfg     BurstsConfig
 	log     *slog.Logger
 	metrics *prober.Metrics
-	bm      *prober.BurstMetrics
+	bm      *burst.Metrics
 	slots   chan struct{}
 
 	// last is the last burst of each running node, for the status page:
@@ -48,7 +49,7 @@ type Bursts struct {
 // LastBurst is what the status page shows of a node's last burst.
 type LastBurst struct {
 	Plan    string
-	Outcome prober.Outcome
+	Outcome burst.Outcome
 	// Reason is one of the bounded prober.Reason* values; Detail is the
 	// governor's or the dialer's sentence about it (no credentials: the
 	// endpoint's address never carries them).
@@ -68,7 +69,7 @@ var _ Service = (*Bursts)(nil)
 
 // NewBursts returns the service. metrics is the shared per-request
 // registry (bursts record with phase="burst"); bm holds the burst series.
-func NewBursts(cfg BurstsConfig, log *slog.Logger, metrics *prober.Metrics, bm *prober.BurstMetrics) *Bursts {
+func NewBursts(cfg BurstsConfig, log *slog.Logger, metrics *prober.Metrics, bm *burst.Metrics) *Bursts {
 	n := max(cfg.MaxConcurrent, 1)
 	return &Bursts{cfg: cfg, log: log, metrics: metrics, bm: bm, slots: make(chan struct{}, n), last: map[string]LastBurst{}}
 }
@@ -101,7 +102,7 @@ func (b *Bursts) RunTarget(ctx context.Context, t Target, control *redis.Client)
 	}
 	plan := b.cfg.Plan
 	plan.Namespace = t.Probe.Namespace
-	burster := &prober.Burster{
+	burster := &burst.Runner{
 		Endpoint:       t.Endpoint,
 		Control:        control,
 		Guards:         b.cfg.Guards,
@@ -135,7 +136,7 @@ func (b *Bursts) RunTarget(ctx context.Context, t Target, control *redis.Client)
 	}
 }
 
-func (b *Bursts) runOnce(ctx context.Context, t Target, burster *prober.Burster, plan prober.BurstPlan) {
+func (b *Bursts) runOnce(ctx context.Context, t Target, burster *burst.Runner, plan burst.Plan) {
 	if b.cfg.Steps == nil {
 		res := burster.Run(ctx, plan)
 		b.bm.Observe(t.Name, t.Node, &res)
@@ -145,14 +146,14 @@ func (b *Bursts) runOnce(ctx context.Context, t Target, burster *prober.Burster,
 	res := burster.RunSteps(ctx, plan, *b.cfg.Steps)
 	b.bm.Observe(t.Name, t.Node, &res.Final)
 	var capacity float64
-	if res.Final.Outcome == prober.OutcomeCompleted {
+	if res.Final.Outcome == burst.OutcomeCompleted {
 		b.bm.ObserveCapacity(t.Name, t.Node, plan.Name, res.Capacity)
 		capacity = res.Capacity
 	}
 	b.remember(t, &res.Final, capacity)
 }
 
-func (b *Bursts) remember(t Target, r *prober.BurstResult, capacity float64) {
+func (b *Bursts) remember(t Target, r *burst.Result, capacity float64) {
 	lb := LastBurst{Plan: r.Plan.Name, Outcome: r.Outcome, Reason: r.Reason, Detail: r.Detail,
 		OpsPerSec: r.OpsPerSec(), Capacity: capacity, End: r.End}
 	if lb.End.IsZero() {

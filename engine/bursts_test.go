@@ -10,17 +10,18 @@ import (
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 func testBurstsConfig(interval, testTime time.Duration) BurstsConfig {
 	return BurstsConfig{
 		Interval: interval,
-		Plan: prober.BurstPlan{Name: "default", Clients: 2, Pipeline: 2,
-			Mix:      []prober.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 4}},
-			Keys:     prober.KeySpec{SetPattern: 'R', GetPattern: 'R', Max: 999},
+		Plan: burst.Plan{Name: "default", Clients: 2, Pipeline: 2,
+			Mix:      []burst.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 4}},
+			Keys:     burst.KeySpec{SetPattern: 'R', GetPattern: 'R', Max: 999},
 			DataSize: 16, Rate: 1000, TestTime: testTime, MaxBytes: 1 << 20, Timeout: time.Second,
 			KeyTTL: time.Minute},
-		Guards: prober.Guards{MemoryHeadroom: 0.2, Window: time.Second, ErrorBudget: 0.01,
+		Guards: burst.Guards{MemoryHeadroom: 0.2, Window: time.Second, ErrorBudget: 0.01,
 			CheckInterval: 200 * time.Millisecond},
 		MaxConcurrent:  1,
 		CleanupTimeout: 3 * time.Second,
@@ -33,7 +34,7 @@ func runEngineWithBursts(t *testing.T, srv *redistest.Server, cfg BurstsConfig) 
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := prober.NewMetrics(reg)
-	svc := NewBursts(cfg, quietLogger(), m, prober.NewBurstMetrics(reg))
+	svc := NewBursts(cfg, quietLogger(), m, burst.NewMetrics(reg))
 	e := NewWithMetrics(m, quietLogger(), svc)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 // Change kinds, the kind label of redis_prober_changes_total. failover is
@@ -63,7 +63,7 @@ func readServer(ctx context.Context, c redis.Cmdable, configOff bool) (serverSta
 	if err != nil {
 		return serverState{}, fmt.Errorf("INFO: %w", err)
 	}
-	info := prober.ParseInfo(text)
+	info := burst.ParseInfo(text)
 	// version and role become labels of redis_prober_server_info and go
 	// to the change log: made valid UTF-8, printable and short.
 	st := serverState{runID: info["run_id"], version: collector.LabelValue(info["redis_version"]),

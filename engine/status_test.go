@@ -13,6 +13,7 @@ import (
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 // fakeChecks is a service and CheckSource (as run mode's collector
@@ -37,7 +38,7 @@ func TestStatusReadsBurstsChangesAndChecks(t *testing.T) {
 	srv := redistest.Start(t)
 	reg := prometheus.NewRegistry()
 	m := prober.NewMetrics(reg)
-	bursts := NewBursts(testBurstsConfig(400*time.Millisecond, 100*time.Millisecond), quietLogger(), m, prober.NewBurstMetrics(reg))
+	bursts := NewBursts(testBurstsConfig(400*time.Millisecond, 100*time.Millisecond), quietLogger(), m, burst.NewMetrics(reg))
 	changes := NewChanges(ChangesConfig{Interval: 20 * time.Millisecond, Window: time.Minute, MinSamples: 1,
 		Paths: collector.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()}}, quietLogger(), m)
 	checks := &fakeChecks{}
@@ -63,7 +64,7 @@ func TestStatusReadsBurstsChangesAndChecks(t *testing.T) {
 	}
 	waitFor(t, 15*time.Second, "a completed burst on the status", func() bool {
 		lb := one().LastBurst
-		return lb != nil && lb.Outcome == prober.OutcomeCompleted
+		return lb != nil && lb.Outcome == burst.OutcomeCompleted
 	})
 	lb := one().LastBurst
 	if lb.Plan != "default" || lb.OpsPerSec <= 0 || lb.P99 <= 0 || lb.Requests <= 0 || lb.End.IsZero() {

@@ -27,6 +27,12 @@ func (n Namespace) Pattern() string {
 	return escapeGlob(n.Prefix+"{"+n.Tag+"}:") + "*"
 }
 
+// PatternFor matches every key of this namespace whose name starts with
+// n.Key(sub), for SCAN clean-ups of one part of it (a burst's keys).
+func (n Namespace) PatternFor(sub string) string {
+	return escapeGlob(n.Key(sub)) + "*"
+}
+
 // escapeGlob works byte by byte: the glob characters are ASCII, and ranging
 // over runes would turn a byte that is not UTF-8 into U+FFFD, so the pattern
 // would miss the very keys it must clean up.
@@ -85,9 +91,9 @@ func (k keySet) all() []string {
 	return []string{k.str, k.str2, k.counter, k.hash, k.list, k.zset}
 }
 
-// evalScript is a tiny read-only script: it exercises the scripting path
+// EvalScript is a tiny read-only script: it exercises the scripting path
 // (EVAL, script cache lookup, one redis.call) without doing real work.
-const evalScript = "return redis.call('GET', KEYS[1])"
+const EvalScript = "return redis.call('GET', KEYS[1])"
 
 // seedFields is how many elements the hash, list and sorted set hold, so
 // HGETALL, LRANGE and ZREVRANGE return a small but real reply.
@@ -110,7 +116,7 @@ var commandTable = []Command{
 	{Name: "zrevrange", args: func(k keySet, _ string, _ time.Duration) []any {
 		return []any{"zrevrange", k.zset, 0, seedFields - 1, "withscores"}
 	}},
-	{Name: "eval", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"eval", evalScript, 1, k.str} }},
+	{Name: "eval", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"eval", EvalScript, 1, k.str} }},
 	{Name: "mget", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"mget", k.str, k.str2} }},
 }
 
@@ -171,9 +177,9 @@ func seedCommands(k keySet, value string, ttl time.Duration) [][]any {
 	return cmds
 }
 
-// probeValue returns the value written by SET, HSET and LPUSH: size bytes of a
+// ProbeValue returns the value written by SET, HSET and LPUSH: size bytes of a
 // fixed printable pattern.
-func probeValue(size int) string {
+func ProbeValue(size int) string {
 	const pattern = "redis-prober-0123456789abcdefghijklmnopqrstuvwxyz"
 	var b strings.Builder
 	b.Grow(size)

@@ -74,7 +74,7 @@ func TestCommandKeysStayInNamespace(t *testing.T) {
 	}
 	for _, c := range commandTable {
 		for _, a := range c.args(keys, "v", 60e9) {
-			if s, ok := a.(string); ok && strings.Contains(s, ":") && !isKey[s] && s != evalScript {
+			if s, ok := a.(string); ok && strings.Contains(s, ":") && !isKey[s] && s != EvalScript {
 				t.Errorf("%s: argument %q looks like a key outside the probe's key set", c.Name, s)
 			}
 		}
@@ -93,8 +93,8 @@ func TestCommandKeysStayInNamespace(t *testing.T) {
 
 func TestProbeValue(t *testing.T) {
 	for _, n := range []int{1, 32, 100, 4096} {
-		if got := len(probeValue(n)); got != n {
-			t.Errorf("len(probeValue(%d)) = %d", n, got)
+		if got := len(ProbeValue(n)); got != n {
+			t.Errorf("len(ProbeValue(%d)) = %d", n, got)
 		}
 	}
 }

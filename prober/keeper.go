@@ -22,7 +22,7 @@ type Keeper struct {
 // NewKeeper returns the keeper of the probe keys of cfg.
 func NewKeeper(client *redis.Client, cfg ProbeConfig) *Keeper {
 	return &Keeper{client: client, keys: newKeySet(cfg.Namespace), ns: cfg.Namespace,
-		value: probeValue(cfg.DataSize), ttl: cfg.KeyTTL}
+		value: ProbeValue(cfg.DataSize), ttl: cfg.KeyTTL}
 }
 
 // Seed writes every probe key afresh, each with its TTL.

@@ -139,7 +139,7 @@ func (w *worker) run(ctx context.Context) {
 	defer client.Close()
 
 	keys := newKeySet(cfg.Namespace)
-	value := probeValue(cfg.DataSize)
+	value := ProbeValue(cfg.DataSize)
 	cmds := make([]*redis.Cmd, len(cfg.Commands))
 	// go-redis takes its context per call; the probe's own deadline lives in
 	// the connection (see wireConn.limit), so ctx carries no deadline and

@@ -46,6 +46,11 @@ type wireConn struct {
 
 var _ net.Conn = (*wireConn)(nil)
 
+// GuardConn wraps c so that every byte read from it is checked against lim
+// (lengths, counts, nesting, line length): a reply that breaks a bound
+// fails that connection with a clear error. Burst connections use it too.
+func GuardConn(c net.Conn, lim resp.Limits) net.Conn { return guard(c, lim) }
+
 func guard(c net.Conn, lim resp.Limits) *wireConn {
 	return &wireConn{Conn: c, guard: resp.New(lim)}
 }
@@ -160,9 +165,9 @@ func (c *wireConn) Clock() Clock {
 	return ClockUser
 }
 
-// tlsClient starts TLS over raw with the endpoint's settings, naming the
+// TLSClient starts TLS over raw with the endpoint's settings, naming the
 // server from its address when the config does not.
-func (e Endpoint) tlsClient(raw net.Conn) *tls.Conn {
+func (e Endpoint) TLSClient(raw net.Conn) *tls.Conn {
 	cfg := e.TLS.Clone()
 	if cfg.ServerName == "" && e.Network != "unix" {
 		if host, _, err := net.SplitHostPort(e.Addr); err == nil {
@@ -195,7 +200,7 @@ func (e Endpoint) dialWire(ctx context.Context, timeout time.Duration, lim resp.
 		}
 	}
 	if e.TLS != nil {
-		tc := e.tlsClient(stream)
+		tc := e.TLSClient(stream)
 		hctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		if err := tc.HandshakeContext(hctx); err != nil {

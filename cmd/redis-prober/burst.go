@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/report"
 )
 
@@ -94,7 +95,7 @@ func addPlanFlags(g flagGroup, prefix string, d planDefaults) *planFlags {
 		pipeline: intFlag(g, n("pipeline"), "Requests each connection sends before reading the replies.", d.pipeline),
 		ratio:    g.Flag(n("ratio"), "SET:GET ratio, as memtier's (1:10 is one SET per ten GETs).").Default("1:10").String(),
 		commands: g.Flag(n("commands"), "Weighted command list instead of --"+n("ratio")+", such as get:10,set:1,hgetall:2 (known: "+
-			strings.Join(prober.BurstCommandNames(), ", ")+").").String(),
+			strings.Join(burst.CommandNames(), ", ")+").").String(),
 		dataSize:      intFlag(g, n("data-size"), "Bytes of each value written.", d.dataSize),
 		dataSizeRange: g.Flag(n("data-size-range"), "Value sizes drawn uniformly from MIN-MAX bytes, instead of --"+n("data-size")+".").String(),
 		keyMin:        int64Flag(g, n("key-minimum"), "Lowest key number.", "0"),
@@ -124,17 +125,17 @@ func addPlanFlags(g flagGroup, prefix string, d planDefaults) *planFlags {
 func (f *planFlags) name(s string) string { return "--" + f.prefix + s }
 
 // plan validates the flags into a plan and guards.
-func (f *planFlags) plan(name string, ns prober.Namespace, limits prober.BurstLimits) (prober.BurstPlan, prober.Guards, error) {
-	var p prober.BurstPlan
+func (f *planFlags) plan(name string, ns prober.Namespace, limits burst.Limits) (burst.Plan, burst.Guards, error) {
+	var p burst.Plan
 	var err error
 	p.Name, p.Namespace = name, ns
 	p.Clients, p.Pipeline = *f.clients, *f.pipeline
 	if *f.commands != "" {
-		if p.Mix, err = prober.ParseMix(*f.commands); err != nil {
-			return p, prober.Guards{}, usagef("%s: %v", f.name("commands"), err)
+		if p.Mix, err = burst.ParseMix(*f.commands); err != nil {
+			return p, burst.Guards{}, usagef("%s: %v", f.name("commands"), err)
 		}
-	} else if p.Mix, err = prober.ParseRatio(*f.ratio); err != nil {
-		return p, prober.Guards{}, usagef("%s: %v", f.name("ratio"), err)
+	} else if p.Mix, err = burst.ParseRatio(*f.ratio); err != nil {
+		return p, burst.Guards{}, usagef("%s: %v", f.name("ratio"), err)
 	}
 	p.DataSize = *f.dataSize
 	if r := *f.dataSizeRange; r != "" {
@@ -142,27 +143,27 @@ func (f *planFlags) plan(name string, ns prober.Namespace, limits prober.BurstLi
 		a, err1 := strconv.Atoi(lo)
 		b, err2 := strconv.Atoi(hi)
 		if !ok || err1 != nil || err2 != nil || a < 1 || b < a {
-			return p, prober.Guards{}, usagef("%s: %q is not MIN-MAX bytes", f.name("data-size-range"), r)
+			return p, burst.Guards{}, usagef("%s: %q is not MIN-MAX bytes", f.name("data-size-range"), r)
 		}
 		p.DataSize, p.DataMax = a, b
 	}
-	set, get, err := prober.ParseKeyPattern(*f.keyPattern)
+	set, get, err := burst.ParseKeyPattern(*f.keyPattern)
 	if err != nil {
-		return p, prober.Guards{}, usagef("%s: %v", f.name("key-pattern"), err)
+		return p, burst.Guards{}, usagef("%s: %v", f.name("key-pattern"), err)
 	}
-	p.Keys = prober.KeySpec{SetPattern: set, GetPattern: get, Min: *f.keyMin, Max: *f.keyMax,
+	p.Keys = burst.KeySpec{SetPattern: set, GetPattern: get, Min: *f.keyMin, Max: *f.keyMax,
 		Stddev: *f.keyStddev, Median: *f.keyMedian, ZipfExp: *f.keyZipfExp}
 	p.TestTime, p.Warmup, p.Rate = *f.testTime, *f.warmup, *f.rate
 	if *f.requests < 0 {
-		return p, prober.Guards{}, usagef("%s: must not be negative", f.name("requests"))
+		return p, burst.Guards{}, usagef("%s: must not be negative", f.name("requests"))
 	}
 	p.Requests = *f.requests * int64(max(p.Clients, 0))
 	p.MaxBytes, p.Timeout = *f.maxBytes, *f.timeout
 	p.KeyTTL = p.Duration() + max(time.Minute, p.Duration())
 	if err := p.Validate(limits); err != nil {
-		return p, prober.Guards{}, f.fieldUsage(err)
+		return p, burst.Guards{}, f.fieldUsage(err)
 	}
-	g := prober.Guards{AllowReplica: *f.allowReplica, MemoryHeadroom: *f.headroom, MaxServerOps: *f.maxServerOps,
+	g := burst.Guards{AllowReplica: *f.allowReplica, MemoryHeadroom: *f.headroom, MaxServerOps: *f.maxServerOps,
 		AbortP99: *f.abortP99, Window: time.Second, ErrorBudget: *f.maxErrors, CheckInterval: time.Second}
 	if err := g.Validate(); err != nil {
 		return p, g, f.fieldUsage(err)
@@ -176,7 +177,7 @@ func (f *planFlags) fieldUsage(err error) error {
 }
 
 func fieldUsage(prefix string, err error) error {
-	var fe *prober.FieldError
+	var fe *burst.FieldError
 	if errors.As(err, &fe) {
 		field := fe.Field
 		if field == "commands" && prefix != "" {
@@ -219,8 +220,8 @@ func addStepFlags(g flagGroup, prefix, maxSteps string) *stepFlags {
 
 // plan validates the flags into a search bounded, in all, by the longest
 // test time of limits.
-func (f *stepFlags) plan(limits prober.BurstLimits, warmup time.Duration) (prober.StepPlan, error) {
-	sp := prober.StepPlan{Start: *f.start, Increase: *f.increase, MaxRate: *f.maxRate, StepTime: *f.duration,
+func (f *stepFlags) plan(limits burst.Limits, warmup time.Duration) (burst.StepPlan, error) {
+	sp := burst.StepPlan{Start: *f.start, Increase: *f.increase, MaxRate: *f.maxRate, StepTime: *f.duration,
 		MaxSteps: *f.maxSteps, MaxTime: limits.MaxTestTime, Objective: *f.objective, MaxErrorRatio: *f.maxErrors}
 	if err := sp.Validate(); err != nil {
 		return sp, fieldUsage(f.prefix, err)
@@ -251,7 +252,7 @@ func addBurstRunFlags(g flagGroup) extension {
 		}
 		// The namespace prefix is the probe's, set per node by the engine;
 		// this one only passes validation.
-		plan, guards, err := pf.plan(*planName, prober.Namespace{Prefix: "redis-prober:"}, prober.RunLimits)
+		plan, guards, err := pf.plan(*planName, prober.Namespace{Prefix: "redis-prober:"}, burst.RunLimits)
 		if err != nil {
 			return nil, err
 		}
@@ -264,7 +265,7 @@ func addBurstRunFlags(g flagGroup) extension {
 		cfg := engine.BurstsConfig{Interval: *interval, Plan: plan, Guards: guards, MaxConcurrent: *maxConcurrent,
 			CleanupTimeout: 10 * time.Second}
 		if *step {
-			sp, err := sf.plan(prober.RunLimits, plan.Warmup)
+			sp, err := sf.plan(burst.RunLimits, plan.Warmup)
 			if err != nil {
 				return nil, err
 			}
@@ -283,13 +284,13 @@ func addBurstRunFlags(g flagGroup) extension {
 		// A warning: bursts are on by default and load the server.
 		env.log.Warn(burstNotice(*interval, plan, *step), "interval", *interval, "plan", plan.Name, "clients", plan.Clients,
 			"pipeline", plan.Pipeline, "rate", plan.Rate, "test_time", plan.TestTime, "step", *step)
-		return []engine.Service{engine.NewBursts(cfg, env.log, env.metrics, prober.NewBurstMetrics(env.reg))}, nil
+		return []engine.Service{engine.NewBursts(cfg, env.log, env.metrics, burst.NewMetrics(env.reg))}, nil
 	}
 }
 
 // burstNotice says at start-up, in words, what the periodic bursts will do
 // to every target and how to turn them off.
-func burstNotice(interval time.Duration, plan prober.BurstPlan, step bool) string {
+func burstNotice(interval time.Duration, plan burst.Plan, step bool) string {
 	rate := fmt.Sprintf("%.0f ops/s", plan.Rate)
 	if plan.Rate == 0 {
 		rate = "as many ops/s as Redis answers"
@@ -343,21 +344,21 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 		}
 		timeBounded := *pf.testTime > 0
 		if !timeBounded {
-			*pf.testTime = prober.CLILimits.MaxTestTime - *pf.warmup // --requests ends it; this is the ceiling
+			*pf.testTime = burst.CLILimits.MaxTestTime - *pf.warmup // --requests ends it; this is the ceiling
 		}
-		plan, guards, err := pf.plan("cli", prober.Namespace{Prefix: *keyPrefix, Tag: instanceTag()}, prober.CLILimits)
+		plan, guards, err := pf.plan("cli", prober.Namespace{Prefix: *keyPrefix, Tag: instanceTag()}, burst.CLILimits)
 		if err != nil {
 			return err
 		}
 		if *trials < 1 || *trials > 100 {
 			return usagef("--trials: %d must be from 1 to 100", *trials)
 		}
-		var sp prober.StepPlan
+		var sp burst.StepPlan
 		if *step && trialsSet {
 			return usagef("--trials: a step-load search runs once; drop --trials or --step")
 		}
 		if *step {
-			if sp, err = sf.plan(prober.CLILimits, plan.Warmup); err != nil {
+			if sp, err = sf.plan(burst.CLILimits, plan.Warmup); err != nil {
 				return err
 			}
 			plan.KeyTTL = sp.Duration(plan.Warmup) + time.Minute
@@ -369,7 +370,7 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 		if err := checkReachable(ctx, control, names[0], plan.Timeout); err != nil {
 			return err
 		}
-		burster := &prober.Burster{Endpoint: eps[0], Control: control, Guards: guards, Log: log}
+		burster := &burst.Runner{Endpoint: eps[0], Control: control, Guards: guards, Log: log}
 		bar := newProgressBar(env.stdout)
 		if bar != nil {
 			burster.Progress = bar.update
@@ -382,7 +383,7 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 			ver, version.Revision)
 
 		var rep *report.Report
-		var res *prober.BurstResult
+		var res *burst.Result
 		if *step {
 			sr := burster.RunSteps(ctx, plan, sp)
 			bar.finish()
@@ -400,14 +401,14 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 				}
 			}
 		} else {
-			run := func() prober.BurstResult { r := burster.Run(ctx, plan); bar.finish(); return r }
-			after := func(i int, r *prober.BurstResult) error {
-				if i == 1 && r.Outcome == prober.OutcomeFailed {
+			run := func() burst.Result { r := burster.Run(ctx, plan); bar.finish(); return r }
+			after := func(i int, r *burst.Result) error {
+				if i == 1 && r.Outcome == burst.OutcomeFailed {
 					return notStarted(r, names[0]) // nothing measured: no figures, no report
 				}
 				return writeTrialStats(env.stdout, i, *trials, r, pcts)
 			}
-			var completed []prober.BurstResult
+			var completed []burst.Result
 			if rep, res, completed, err = runTrials(trialRun{n: *trials, run: run, after: after, target: names[0], env: envSnap, pcts: pcts}); err != nil {
 				return err
 			}
@@ -419,9 +420,9 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 			}
 		}
 		switch res.Outcome {
-		case prober.OutcomeCompleted:
+		case burst.OutcomeCompleted:
 			return nil
-		case prober.OutcomeSkipped:
+		case burst.OutcomeSkipped:
 			return fmt.Errorf("burst skipped (%s): %s", res.Reason, res.Detail)
 		default:
 			return fmt.Errorf("burst %s (%s): %s", res.Outcome, res.Reason, res.Detail)
@@ -444,8 +445,8 @@ func checkReachable(ctx context.Context, c *redis.Client, name string, timeout t
 // notStarted is the error of a burst that failed before it measured
 // anything (INFO refused, the server gone after the PING): no figures, so
 // no report.
-func notStarted(res *prober.BurstResult, name string) error {
-	if res.Outcome != prober.OutcomeFailed {
+func notStarted(res *burst.Result, name string) error {
+	if res.Outcome != burst.OutcomeFailed {
 		return nil
 	}
 	return fmt.Errorf("burst on %s failed before it measured anything (%s): %s", name, res.Reason, res.Detail)
@@ -470,7 +471,7 @@ func parsePercentiles(s string) ([]float64, error) {
 	return out, nil
 }
 
-func writeStepTable(env *cliEnv, sr *prober.StepResult) {
+func writeStepTable(env *cliEnv, sr *burst.StepResult) {
 	fmt.Fprintf(env.stdout, "\nSTEP LOAD\n%6s %14s %14s %10s %10s %10s %8s  %s\n",
 		"step", "target ops/s", "achieved", "p50 ms", "p99 ms", "p99.9 ms", "errors", "verdict")
 	for i, s := range sr.Steps {

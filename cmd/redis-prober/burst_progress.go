@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 // progressBar redraws one line on a terminal: elapsed time against the
@@ -32,7 +32,7 @@ func newProgressBar(w io.Writer) *progressBar {
 
 const barWidth = 30
 
-func (b *progressBar) update(p prober.Progress) {
+func (b *progressBar) update(p burst.Progress) {
 	if b == nil {
 		return
 	}

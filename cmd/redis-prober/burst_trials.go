@@ -6,15 +6,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 // trialRun is one run of the plan; after sees every result as it comes.
 type trialRun struct {
 	n      int
-	run    func() prober.BurstResult
-	after  func(i int, r *prober.BurstResult) error
+	run    func() burst.Result
+	after  func(i int, r *burst.Result) error
 	target string
 	env    *report.Environment
 	pcts   []float64
@@ -26,20 +26,20 @@ type trialRun struct {
 // governor): a struggling server is not loaded again. The result returned
 // is that run's, or the last one's; completed holds every run that
 // completed, for the summary across them.
-func runTrials(tr trialRun) (rep *report.Report, last *prober.BurstResult, completed []prober.BurstResult, err error) {
-	var r prober.BurstResult
+func runTrials(tr trialRun) (rep *report.Report, last *burst.Result, completed []burst.Result, err error) {
+	var r burst.Result
 	for i := 1; i <= tr.n; i++ {
 		r = tr.run()
 		if err := tr.after(i, &r); err != nil {
 			return nil, nil, nil, err
 		}
-		if r.Outcome == prober.OutcomeCompleted {
+		if r.Outcome == burst.OutcomeCompleted {
 			completed = append(completed, r)
 		}
 		if rep == nil {
 			rep = report.NewBurstReport(tr.target, &r, tr.env, tr.pcts)
 		} else {
-			if r.Outcome != prober.OutcomeSkipped && r.Outcome != prober.OutcomeFailed {
+			if r.Outcome != burst.OutcomeSkipped && r.Outcome != burst.OutcomeFailed {
 				rep.Trials = append(rep.Trials, report.NewTrialReport(i, &r, tr.pcts))
 			}
 			rep.End = r.End
@@ -50,7 +50,7 @@ func runTrials(tr trialRun) (rep *report.Report, last *prober.BurstResult, compl
 			}
 			rep.Outcome, rep.Reason, rep.Detail = r.Outcome, r.Reason, r.Detail
 		}
-		if r.Outcome != prober.OutcomeCompleted {
+		if r.Outcome != burst.OutcomeCompleted {
 			break
 		}
 	}
@@ -60,7 +60,7 @@ func runTrials(tr trialRun) (rep *report.Report, last *prober.BurstResult, compl
 // writeTrialStats prints, as a run ends, one line with its figures (on a
 // pipe or in CI, where there is no progress bar, the only sign of life
 // between runs) and below it the run's ALL STATS table.
-func writeTrialStats(w io.Writer, i, n int, r *prober.BurstResult, pcts []float64) error {
+func writeTrialStats(w io.Writer, i, n int, r *burst.Result, pcts []float64) error {
 	if i > 1 {
 		fmt.Fprintln(w)
 	}
@@ -73,9 +73,9 @@ func writeTrialStats(w io.Writer, i, n int, r *prober.BurstResult, pcts []float6
 
 // trialLine sums up one run: "trial 2 of 5: completed, 41234 ops/s, p50
 // 0.335 ms, p99 1.263 ms, p99.9 2.100 ms".
-func trialLine(i, n int, r *prober.BurstResult) string {
+func trialLine(i, n int, r *burst.Result) string {
 	head := fmt.Sprintf("trial %d of %d: %s", i, n, r.Outcome)
-	if r.Outcome != prober.OutcomeCompleted {
+	if r.Outcome != burst.OutcomeCompleted {
 		head += fmt.Sprintf(" (%s): %s", r.Reason, r.Detail)
 	}
 	if r.Total == nil || r.Total.Ops == 0 {
@@ -87,20 +87,20 @@ func trialLine(i, n int, r *prober.BurstResult) string {
 
 // writeTrialSummary prints the median and range over the completed runs of
 // throughput and of the p50, p99 and p99.9 of all commands together.
-func writeTrialSummary(w io.Writer, runs []prober.BurstResult) {
+func writeTrialSummary(w io.Writer, runs []burst.Result) {
 	if len(runs) < 2 {
 		return
 	}
 	type row struct {
 		name string
-		of   func(r *prober.BurstResult) float64
+		of   func(r *burst.Result) float64
 		unit string
 	}
-	q := func(p float64) func(r *prober.BurstResult) float64 {
-		return func(r *prober.BurstResult) float64 { return msOf(r.Total.Quantile(p)) }
+	q := func(p float64) func(r *burst.Result) float64 {
+		return func(r *burst.Result) float64 { return msOf(r.Total.Quantile(p)) }
 	}
 	rows := []row{
-		{"Ops/sec", func(r *prober.BurstResult) float64 { return r.OpsPerSec() }, "%.2f"},
+		{"Ops/sec", func(r *burst.Result) float64 { return r.OpsPerSec() }, "%.2f"},
 		{"p50 Latency", q(0.5), "%.5f"},
 		{"p99 Latency", q(0.99), "%.5f"},
 		{"p99.9 Latency", q(0.999), "%.5f"},

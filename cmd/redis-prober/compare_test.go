@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/compare"
 	"github.com/redis-prober/redis-prober/prober/report"
 )
@@ -36,8 +36,8 @@ func synthetic(shift int, p99Scale float64, appendfsync string) *report.Report {
 			Percentiles: []report.PercentileReport{{Percentile: 50, Ms: p50}, {Percentile: 99, Ms: p99}, {Percentile: 99.9, Ms: 10 * p50}}}}
 	}
 	rep := &report.Report{Schema: report.Schema, Tool: "redis-prober burst", Target: "redis-a:6379",
-		Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Outcome: prober.OutcomeCompleted, Reason: "test_time",
-		Plan: report.PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []prober.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 10}},
+		Start: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Outcome: burst.OutcomeCompleted, Reason: "test_time",
+		Plan: report.PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []burst.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 10}},
 			KeyPattern: "R:R", KeyMaximum: 9999, DataSize: 32, Rate: 2000, TestTimeSeconds: 10},
 		Environment: &report.Environment{
 			Prober: report.ProberEnv{Version: "0.1.0"},
@@ -49,7 +49,7 @@ func synthetic(shift int, p99Scale float64, appendfsync string) *report.Report {
 		get := cmd("get", 0.10*k, 0.50*k*p99Scale, 1818*k)
 		set := cmd("set", 0.12*k, 0.60*k, 182*k)
 		tot := cmd("", 0.10*k, 0.50*k*p99Scale, 2000*k)
-		rep.Trials = append(rep.Trials, report.TrialReport{Trial: i + 1, Outcome: prober.OutcomeCompleted, DurationSeconds: 10,
+		rep.Trials = append(rep.Trials, report.TrialReport{Trial: i + 1, Outcome: burst.OutcomeCompleted, DurationSeconds: 10,
 			Totals: tot, Commands: []report.CommandReport{set, get}})
 	}
 	return rep
@@ -199,7 +199,7 @@ func TestCompareJSONOutput(t *testing.T) {
 func TestCompareEndToEnd(t *testing.T) {
 	srv := redistest.Start(t)
 	dir := t.TempDir()
-	burst := func(name string) string {
+	burstTo := func(name string) string {
 		t.Helper()
 		out := filepath.Join(dir, name)
 		code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--trials=3", "--test-time=1", "--warmup=0",
@@ -212,8 +212,8 @@ func TestCompareEndToEnd(t *testing.T) {
 		}
 		return out
 	}
-	before := burst("before.json")
-	same := burst("same.json")
+	before := burstTo("before.json")
+	same := burstTo("same.json")
 	// Three 1 s trials on a shared machine may be too noisy to tell (exit
 	// 3, inconclusive); what must never happen is a false alarm.
 	code, stdout, stderr := runCompare(t, "--threshold=50%", before, same)
@@ -232,7 +232,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	// Turning AOF on rewrites it in a child; bursts skip a persisting server.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		info := prober.ParseInfo(c.Info(ctx, "persistence").Val())
+		info := burst.ParseInfo(c.Info(ctx, "persistence").Val())
 		if info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "0" {
 			break
 		}
@@ -241,7 +241,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	after := burst("after.json")
+	after := burstTo("after.json")
 	code, stdout, stderr = runCompare(t, "--threshold=50%", before, after)
 	if code != 1 || !strings.Contains(stdout, "appendfsync: everysec → always") || !strings.Contains(stdout, "REGRESSED") {
 		t.Fatalf("appendfsync always: exit %d\n%s\n%s", code, stdout, stderr)

@@ -17,6 +17,7 @@ import (
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/safetext"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 //go:embed templates/status.html
@@ -204,7 +205,7 @@ func burstOf(b *engine.LastBurst, now time.Time) *burstView {
 	}
 	v := &burstView{Plan: b.Plan, Outcome: string(b.Outcome), Detail: safetext.Label(b.Detail, maxBurstDetail),
 		OpsPerSec: "—", P99: fmtLatency(b.P99), Ago: ago(now, b.End), At: b.End.Format("15:04:05")}
-	if b.Reason != prober.ReasonNone {
+	if b.Reason != burst.ReasonNone {
 		v.Reason = b.Reason
 	}
 	if b.Requests > 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 // waitPage polls path until its body matches every pattern, for up to 15 s.
@@ -171,13 +172,13 @@ func TestBurstOf(t *testing.T) {
 		in   engine.LastBurst
 		want string // outcome reason ops p99 requests capacity
 	}{
-		{"completed", engine.LastBurst{Outcome: prober.OutcomeCompleted, Reason: prober.ReasonNone, OpsPerSec: 19987.4, P99: 520 * time.Microsecond, Requests: 199874, End: end},
+		{"completed", engine.LastBurst{Outcome: burst.OutcomeCompleted, Reason: burst.ReasonNone, OpsPerSec: 19987.4, P99: 520 * time.Microsecond, Requests: 199874, End: end},
 			"completed  19,987 ops/s 520 µs 199874 "},
-		{"aborted", engine.LastBurst{Outcome: prober.OutcomeAborted, Reason: prober.ReasonP99, OpsPerSec: 812, P99: 25 * time.Millisecond, Requests: 812, End: end},
+		{"aborted", engine.LastBurst{Outcome: burst.OutcomeAborted, Reason: burst.ReasonP99, OpsPerSec: 812, P99: 25 * time.Millisecond, Requests: 812, End: end},
 			"aborted p99 812 ops/s 25 ms 812 "},
-		{"skipped, no requests", engine.LastBurst{Outcome: prober.OutcomeSkipped, Reason: prober.ReasonReplica, End: end},
+		{"skipped, no requests", engine.LastBurst{Outcome: burst.OutcomeSkipped, Reason: burst.ReasonReplica, End: end},
 			"skipped replica — —  "},
-		{"step-load", engine.LastBurst{Outcome: prober.OutcomeCompleted, Reason: prober.ReasonNone, OpsPerSec: 1000, P99: time.Millisecond, Requests: 10, Capacity: 34000, End: end},
+		{"step-load", engine.LastBurst{Outcome: burst.OutcomeCompleted, Reason: burst.ReasonNone, OpsPerSec: 1000, P99: time.Millisecond, Requests: 10, Capacity: 34000, End: end},
 			"completed  1,000 ops/s 1 ms 10 34,000 ops/s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -359,7 +360,7 @@ type fullRows struct{}
 func (fullRows) Name() string                                            { return "full-rows" }
 func (fullRows) RunTarget(context.Context, engine.Target, *redis.Client) {}
 func (fullRows) LastBurst(string, string) (engine.LastBurst, bool) {
-	return engine.LastBurst{Plan: "default", Outcome: prober.OutcomeCompleted, Reason: prober.ReasonNone, OpsPerSec: 1999.5,
+	return engine.LastBurst{Plan: "default", Outcome: burst.OutcomeCompleted, Reason: burst.ReasonNone, OpsPerSec: 1999.5,
 		P99: 800 * time.Microsecond, Requests: 19995, End: time.Now().Add(-time.Minute)}, true
 }
 func (fullRows) LastChange(string, string) (engine.LastChange, bool) {

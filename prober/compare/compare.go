@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/report"
 )
 
@@ -262,7 +262,7 @@ func completedTrials(r *report.Report, name string, notes *[]string) ([]report.T
 	}
 	var out []report.TrialReport
 	for _, t := range r.Trials {
-		if t.Outcome == prober.OutcomeCompleted && t.Totals.Ops > 0 {
+		if t.Outcome == burst.OutcomeCompleted && t.Totals.Ops > 0 {
 			out = append(out, t)
 		}
 	}
@@ -297,7 +297,7 @@ func samePlan(b, a report.PlanReport) error {
 	return nil
 }
 
-func mixText(mix []prober.MixEntry) string {
+func mixText(mix []burst.MixEntry) string {
 	parts := make([]string, len(mix))
 	for i, m := range mix {
 		parts[i] = fmt.Sprintf("%v", m)

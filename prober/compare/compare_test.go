@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/report"
 )
 
@@ -27,9 +27,9 @@ func synthCommand(name string, f fig) report.CommandReport {
 // multiplies get's figure of the given name ("" for none) in every trial,
 // and trial i is further multiplied by noise[(i+shift)%5].
 func synthReport(n, shift int, figure string, scale float64) *report.Report {
-	rep := &report.Report{Schema: report.Schema, Target: "127.0.0.1:6379", Outcome: prober.OutcomeCompleted,
+	rep := &report.Report{Schema: report.Schema, Target: "127.0.0.1:6379", Outcome: burst.OutcomeCompleted,
 		Start: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Plan:  report.PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []prober.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 10}}, KeyPattern: "R:R", KeyMaximum: 9999, DataSize: 32, Rate: 2000},
+		Plan:  report.PlanReport{Name: "cli", Clients: 4, Pipeline: 1, Mix: []burst.MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 10}}, KeyPattern: "R:R", KeyMaximum: 9999, DataSize: 32, Rate: 2000},
 		Environment: &report.Environment{
 			Host:  report.HostEnv{Kernel: "6.1.0", THPEnabled: "madvise", Sysctls: map[string]string{"vm.swappiness": "1"}},
 			Redis: report.RedisEnv{Version: "7.0.15", Config: map[string]string{"appendfsync": "everysec", "appendonly": "no"}},
@@ -47,7 +47,7 @@ func synthReport(n, shift int, figure string, scale float64) *report.Report {
 			get.ops *= scale
 		}
 		tot := fig{get.p50, get.p99, get.p999, get.ops + set.ops}
-		rep.Trials = append(rep.Trials, report.TrialReport{Trial: i + 1, Outcome: prober.OutcomeCompleted,
+		rep.Trials = append(rep.Trials, report.TrialReport{Trial: i + 1, Outcome: burst.OutcomeCompleted,
 			Totals: synthCommand("", tot), Commands: []report.CommandReport{synthCommand("set", set), synthCommand("get", get)}})
 	}
 	return rep
@@ -215,7 +215,7 @@ func TestCompareBadInput(t *testing.T) {
 	}{
 		{"schema", func(r *report.Report) { r.Schema = "something/else" }, `schema "something/else"`},
 		{"step report", func(r *report.Report) { r.StepPlan = &report.StepPlanReport{} }, "step-load report"},
-		{"no trials", func(r *report.Report) { r.Trials, r.Outcome, r.Reason = nil, prober.OutcomeSkipped, "replica" }, "no completed trial"},
+		{"no trials", func(r *report.Report) { r.Trials, r.Outcome, r.Reason = nil, burst.OutcomeSkipped, "replica" }, "no completed trial"},
 		{"another plan", func(r *report.Report) { r.Plan.Clients = 50 }, "clients 4 vs 50"},
 		{"missing percentile", func(r *report.Report) { r.Trials[1].Commands[0].Latency.Percentiles = nil }, "trial 2 has no p50 for set"},
 	}

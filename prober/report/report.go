@@ -9,7 +9,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 // Schema names the JSON layout; a reader (compare) checks it.
@@ -24,7 +24,7 @@ type Report struct {
 	Target      string          `json:"target"`
 	Start       time.Time       `json:"start"`
 	End         time.Time       `json:"end"`
-	Outcome     prober.Outcome  `json:"outcome"`
+	Outcome     burst.Outcome   `json:"outcome"`
 	Reason      string          `json:"reason"`
 	Detail      string          `json:"detail,omitempty"`
 	Plan        PlanReport      `json:"plan"`
@@ -38,26 +38,26 @@ type Report struct {
 
 // PlanReport is the plan in plain units.
 type PlanReport struct {
-	Name            string            `json:"name"`
-	Clients         int               `json:"clients"`
-	Pipeline        int               `json:"pipeline"`
-	Mix             []prober.MixEntry `json:"mix"`
-	KeyPattern      string            `json:"key_pattern"`
-	KeyMinimum      int64             `json:"key_minimum"`
-	KeyMaximum      int64             `json:"key_maximum"`
-	KeyStddev       float64           `json:"key_stddev,omitempty"`
-	KeyMedian       float64           `json:"key_median,omitempty"`
-	KeyZipfExp      float64           `json:"key_zipf_exp,omitempty"`
-	DataSize        int               `json:"data_size"`
-	DataSizeMax     int               `json:"data_size_max,omitempty"`
-	Rate            float64           `json:"rate"`
-	TestTimeSeconds float64           `json:"test_time_seconds"`
-	Requests        int64             `json:"requests,omitempty"`
-	WarmupSeconds   float64           `json:"warmup_seconds"`
-	MaxBytes        int64             `json:"max_bytes"`
-	TimeoutSeconds  float64           `json:"timeout_seconds"`
-	KeyTTLSeconds   float64           `json:"key_ttl_seconds"`
-	KeyPrefix       string            `json:"key_prefix"`
+	Name            string           `json:"name"`
+	Clients         int              `json:"clients"`
+	Pipeline        int              `json:"pipeline"`
+	Mix             []burst.MixEntry `json:"mix"`
+	KeyPattern      string           `json:"key_pattern"`
+	KeyMinimum      int64            `json:"key_minimum"`
+	KeyMaximum      int64            `json:"key_maximum"`
+	KeyStddev       float64          `json:"key_stddev,omitempty"`
+	KeyMedian       float64          `json:"key_median,omitempty"`
+	KeyZipfExp      float64          `json:"key_zipf_exp,omitempty"`
+	DataSize        int              `json:"data_size"`
+	DataSizeMax     int              `json:"data_size_max,omitempty"`
+	Rate            float64          `json:"rate"`
+	TestTimeSeconds float64          `json:"test_time_seconds"`
+	Requests        int64            `json:"requests,omitempty"`
+	WarmupSeconds   float64          `json:"warmup_seconds"`
+	MaxBytes        int64            `json:"max_bytes"`
+	TimeoutSeconds  float64          `json:"timeout_seconds"`
+	KeyTTLSeconds   float64          `json:"key_ttl_seconds"`
+	KeyPrefix       string           `json:"key_prefix"`
 }
 
 // StepPlanReport is the step-load search in plain units.
@@ -78,7 +78,7 @@ type TrialReport struct {
 	Start           time.Time       `json:"start"`
 	End             time.Time       `json:"end"`
 	DurationSeconds float64         `json:"duration_seconds"`
-	Outcome         prober.Outcome  `json:"outcome"`
+	Outcome         burst.Outcome   `json:"outcome"`
 	Reason          string          `json:"reason"`
 	Bound           string          `json:"bound,omitempty"`
 	BytesWritten    int64           `json:"bytes_written"`
@@ -126,16 +126,16 @@ type HistogramReport struct {
 
 // StepReport is one step of a step-load search.
 type StepReport struct {
-	Rate      float64        `json:"rate"`
-	Achieved  float64        `json:"achieved_ops_per_sec"`
-	Passed    bool           `json:"passed"`
-	Why       string         `json:"why,omitempty"`
-	Outcome   prober.Outcome `json:"outcome"`
-	P50Ms     float64        `json:"p50_ms"`
-	P99Ms     float64        `json:"p99_ms"`
-	P999Ms    float64        `json:"p999_ms"`
-	ErrorRate float64        `json:"error_ratio"`
-	Totals    CommandReport  `json:"totals"`
+	Rate      float64       `json:"rate"`
+	Achieved  float64       `json:"achieved_ops_per_sec"`
+	Passed    bool          `json:"passed"`
+	Why       string        `json:"why,omitempty"`
+	Outcome   burst.Outcome `json:"outcome"`
+	P50Ms     float64       `json:"p50_ms"`
+	P99Ms     float64       `json:"p99_ms"`
+	P999Ms    float64       `json:"p999_ms"`
+	ErrorRate float64       `json:"error_ratio"`
+	Totals    CommandReport `json:"totals"`
 }
 
 // CapacityReport is the answer of a step-load search.
@@ -161,7 +161,7 @@ type CleanupReport struct {
 var Percentiles = []float64{50, 90, 95, 99, 99.9, 99.99, 100}
 
 // NewPlanReport describes plan.
-func NewPlanReport(p prober.BurstPlan) PlanReport {
+func NewPlanReport(p burst.Plan) PlanReport {
 	return PlanReport{
 		Name: p.Name, Clients: p.Clients, Pipeline: p.Pipeline, Mix: p.Mix,
 		KeyPattern: string(p.Keys.SetPattern) + ":" + string(p.Keys.GetPattern),
@@ -174,7 +174,7 @@ func NewPlanReport(p prober.BurstPlan) PlanReport {
 }
 
 // NewCommandReport summarises one command over elapsed.
-func NewCommandReport(c *prober.CommandStats, elapsed time.Duration, percentiles []float64) CommandReport {
+func NewCommandReport(c *burst.CommandStats, elapsed time.Duration, percentiles []float64) CommandReport {
 	secs := elapsed.Seconds()
 	rate := func(n int64) float64 {
 		if secs <= 0 {
@@ -222,7 +222,7 @@ func newLatencyReport(h *hdrhistogram.Histogram, extra []float64) LatencyReport 
 }
 
 // NewTrialReport turns a burst result into trial n.
-func NewTrialReport(n int, r *prober.BurstResult, percentiles []float64) TrialReport {
+func NewTrialReport(n int, r *burst.Result, percentiles []float64) TrialReport {
 	t := TrialReport{Trial: n, Start: r.MeasureStart, End: r.End, DurationSeconds: r.Elapsed.Seconds(),
 		Outcome: r.Outcome, Reason: r.Reason, Bound: r.Bound, BytesWritten: r.BytesWritten}
 	if r.Total != nil {
@@ -238,19 +238,19 @@ func NewTrialReport(n int, r *prober.BurstResult, percentiles []float64) TrialRe
 }
 
 // NewBurstReport builds the report of one burst.
-func NewBurstReport(target string, r *prober.BurstResult, env *Environment, percentiles []float64) *Report {
+func NewBurstReport(target string, r *burst.Result, env *Environment, percentiles []float64) *Report {
 	rep := &Report{Schema: Schema, Tool: "redis-prober burst", Target: target, Start: r.Start, End: r.End,
 		Outcome: r.Outcome, Reason: r.Reason, Detail: r.Detail, Plan: NewPlanReport(r.Plan), Environment: env,
 		Trials:  []TrialReport{},
 		Cleanup: CleanupReport{KeysWritten: r.KeysWritten, KeysDeleted: r.KeysDeleted, Error: r.CleanupError}}
-	if r.Outcome != prober.OutcomeSkipped && r.Outcome != prober.OutcomeFailed {
+	if r.Outcome != burst.OutcomeSkipped && r.Outcome != burst.OutcomeFailed {
 		rep.Trials = append(rep.Trials, NewTrialReport(1, r, percentiles))
 	}
 	return rep
 }
 
 // NewStepReport builds the report of a step-load search.
-func NewStepReport(target string, s *prober.StepResult, sp prober.StepPlan, env *Environment, percentiles []float64) *Report {
+func NewStepReport(target string, s *burst.StepResult, sp burst.StepPlan, env *Environment, percentiles []float64) *Report {
 	rep := NewBurstReport(target, &s.Final, env, percentiles)
 	rep.StepPlan = &StepPlanReport{Start: sp.Start, Increase: sp.Increase, MaxRate: sp.MaxRate,
 		StepSeconds: sp.StepTime.Seconds(), MaxSteps: sp.MaxSteps, MaxSeconds: sp.MaxTime.Seconds(), ObjectiveSeconds: sp.Objective.Seconds(),

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/safetext"
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 //go:embed templates/steps.md.tmpl templates/chart.svg.tmpl
@@ -164,9 +164,9 @@ func stopText(s string) string {
 		return "the search's time bound was reached"
 	case "bytes":
 		return "the bytes-written bound was reached"
-	case prober.ReasonP99:
+	case burst.ReasonP99:
 		return "aborted by the governor: sliding-window p99 above the abort threshold"
-	case prober.ReasonCancelled:
+	case burst.ReasonCancelled:
 		return "cancelled"
 	}
 	return s

@@ -7,13 +7,13 @@ import (
 	"strings"
 
 	"github.com/redis-prober/redis-prober/internal/safetext"
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 // WriteAllStats prints memtier_benchmark's "ALL STATS" table: ops/s,
 // hits/s and misses/s where they apply, average and percentile latencies
 // in milliseconds, and KB/s, per command and in total.
-func WriteAllStats(w io.Writer, r *prober.BurstResult, percentiles []float64) error {
+func WriteAllStats(w io.Writer, r *burst.Result, percentiles []float64) error {
 	cols := []string{"Type", "Ops/sec", "Hits/sec", "Misses/sec", "Avg. Latency"}
 	for _, p := range percentiles {
 		cols = append(cols, "p"+strconv.FormatFloat(p, 'f', -1, 64)+" Latency")
@@ -39,7 +39,7 @@ func WriteAllStats(w io.Writer, r *prober.BurstResult, percentiles []float64) er
 		}
 		return strconv.FormatFloat(float64(n)/secs, 'f', 2, 64)
 	}
-	line := func(name string, c *prober.CommandStats, hits bool) {
+	line := func(name string, c *burst.CommandStats, hits bool) {
 		cells := []string{name, perSec(c.Ops)}
 		if hits {
 			cells = append(cells, perSec(c.Hits), perSec(c.Misses))
@@ -64,7 +64,7 @@ func WriteAllStats(w io.Writer, r *prober.BurstResult, percentiles []float64) er
 	}
 	anyHits := false
 	for i, c := range r.Commands {
-		hits := prober.CountsHits(r.Plan.Mix[i].Op)
+		hits := burst.CountsHits(r.Plan.Mix[i].Op)
 		anyHits = anyHits || hits
 		line(safetext.Printable(typeName(c.Name)), c, hits)
 	}

@@ -1,10 +1,11 @@
-package prober
+package burst
 
 import (
 	"testing"
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // BenchmarkBurstGet runs memtier's usual shape (50 connections, 128-byte
@@ -14,11 +15,11 @@ func BenchmarkBurstGet(b *testing.B) {
 	srv := redistest.Start(b)
 	for _, pipeline := range []int{16, 1} {
 		b.Run("pipeline="+map[int]string{16: "16", 1: "1"}[pipeline], func(b *testing.B) {
-			plan := BurstPlan{Name: "bench", Clients: 50, Pipeline: pipeline, Mix: []MixEntry{{Op: "get", Weight: 1}},
+			plan := Plan{Name: "bench", Clients: 50, Pipeline: pipeline, Mix: []MixEntry{{Op: "get", Weight: 1}},
 				Keys: KeySpec{SetPattern: 'R', GetPattern: 'R', Max: 999999}, DataSize: 128,
 				Requests: int64(max(b.N, 50)), TestTime: 10 * time.Minute, MaxBytes: 1 << 20,
-				Timeout: 5 * time.Second, KeyTTL: time.Hour, Namespace: Namespace{Prefix: "redis-prober:", Tag: "bench"}}
-			br := &Burster{Endpoint: Endpoint{Network: "tcp", Addr: srv.Addr()}, Control: srv.Client(),
+				Timeout: 5 * time.Second, KeyTTL: time.Hour, Namespace: prober.Namespace{Prefix: "redis-prober:", Tag: "bench"}}
+			br := &Runner{Endpoint: prober.Endpoint{Network: "tcp", Addr: srv.Addr()}, Control: srv.Client(),
 				Guards: Guards{Window: time.Second, CheckInterval: time.Second, ErrorBudget: 1}}
 			b.ResetTimer()
 			res := br.Run(b.Context(), plan)

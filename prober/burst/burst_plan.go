@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"fmt"
@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
-// BurstPlan is one bounded load. Every burst is bounded by all of: duration
+// Plan is one bounded load. Every burst is bounded by all of: duration
 // (Warmup + TestTime), requests (when Requests > 0), rate (when Rate > 0),
 // connections (Clients) and bytes written (MaxBytes).
-type BurstPlan struct {
+type Plan struct {
 	Name     string
 	Clients  int
 	Pipeline int
@@ -28,7 +30,7 @@ type BurstPlan struct {
 	Timeout  time.Duration // per request
 	KeyTTL   time.Duration // TTL of every key written
 	// Namespace holds the prefix every burst key starts with.
-	Namespace Namespace
+	Namespace prober.Namespace
 }
 
 // MixEntry is one command of a burst and its weight.
@@ -37,9 +39,9 @@ type MixEntry struct {
 	Weight int    `json:"weight"`
 }
 
-// BurstLimits are the hard ceilings a plan is validated against; the run
+// Limits are the hard ceilings a plan is validated against; the run
 // mode's are modest, the one-shot CLI's are a benchmark's.
-type BurstLimits struct {
+type Limits struct {
 	MaxClients  int
 	MaxPipeline int
 	MaxRate     float64 // 0: an unlimited rate is allowed
@@ -49,11 +51,11 @@ type BurstLimits struct {
 }
 
 // CLILimits bound the one-shot `burst` command.
-var CLILimits = BurstLimits{MaxClients: 1000, MaxPipeline: 1000, MaxTestTime: time.Hour, MaxBytes: 8 << 30, MaxDataSize: 64 << 20}
+var CLILimits = Limits{MaxClients: 1000, MaxPipeline: 1000, MaxTestTime: time.Hour, MaxBytes: 8 << 30, MaxDataSize: 64 << 20}
 
 // RunLimits bound periodic bursts in run mode, which must never need
 // babysitting on a production server.
-var RunLimits = BurstLimits{MaxClients: 64, MaxPipeline: 64, MaxRate: 100000, MaxTestTime: 10 * time.Minute, MaxBytes: 1 << 30, MaxDataSize: 1 << 20}
+var RunLimits = Limits{MaxClients: 64, MaxPipeline: 64, MaxRate: 100000, MaxTestTime: 10 * time.Minute, MaxBytes: 1 << 30, MaxDataSize: 1 << 20}
 
 // ParseRatio reads memtier's SET:GET ratio ("1:10") into a mix.
 func ParseRatio(s string) ([]MixEntry, error) {
@@ -96,7 +98,7 @@ func ParseMix(s string) ([]MixEntry, error) {
 			weight = n
 		}
 		if burstOpIndex(name) < 0 {
-			return nil, fmt.Errorf("unknown command %q (known: %s)", name, strings.Join(BurstCommandNames(), ", "))
+			return nil, fmt.Errorf("unknown command %q (known: %s)", name, strings.Join(CommandNames(), ", "))
 		}
 		if slices.ContainsFunc(mix, func(m MixEntry) bool { return m.Op == name }) {
 			return nil, fmt.Errorf("command %q listed twice", name)
@@ -110,7 +112,7 @@ func ParseMix(s string) ([]MixEntry, error) {
 }
 
 // CommandNames lists the mix's commands in order, as command labels.
-func (p BurstPlan) CommandNames() []string {
+func (p Plan) CommandNames() []string {
 	names := make([]string, len(p.Mix))
 	for i, m := range p.Mix {
 		names[i] = m.Op
@@ -119,12 +121,12 @@ func (p BurstPlan) CommandNames() []string {
 }
 
 // Writes reports whether the plan writes at all.
-func (p BurstPlan) Writes() bool {
+func (p Plan) Writes() bool {
 	return slices.ContainsFunc(p.Mix, func(m MixEntry) bool { return burstOps[burstOpIndex(m.Op)].write })
 }
 
 // Duration is the longest the load may last: warm-up plus test time.
-func (p BurstPlan) Duration() time.Duration { return p.Warmup + p.TestTime }
+func (p Plan) Duration() time.Duration { return p.Warmup + p.TestTime }
 
 // FieldError names the option (in memtier's terms: clients, pipeline,
 // test-time, ...) a validation error is about, so a command line can name
@@ -143,7 +145,7 @@ func fieldErr(field, format string, args ...any) error {
 }
 
 // Validate checks the plan against limits and the namespace prefix.
-func (p BurstPlan) Validate(l BurstLimits) error {
+func (p Plan) Validate(l Limits) error {
 	switch {
 	case p.Clients < 1 || p.Clients > l.MaxClients:
 		return fieldErr("clients", "%d must be from 1 to %d", p.Clients, l.MaxClients)
@@ -182,7 +184,7 @@ func (p BurstPlan) Validate(l BurstLimits) error {
 	if total > maxMixCycle {
 		return fieldErr("commands", "the weights add up to %d, more than %d", total, maxMixCycle)
 	}
-	if err := ValidatePrefix(p.Namespace.Prefix); err != nil {
+	if err := prober.ValidatePrefix(p.Namespace.Prefix); err != nil {
 		return &FieldError{Field: "key-prefix", Err: err}
 	}
 	if strings.ContainsAny(p.Namespace.Tag, "{}*?[]\\ ") {
@@ -201,7 +203,7 @@ const perKeyOverhead = 96
 // PlannedBytes is the most memory the burst can add to the server: every
 // write it may send (capped by MaxBytes and by the rate) each creating a
 // key, no more than its distinct keys can hold where their size is bounded.
-func (p BurstPlan) PlannedBytes() int64 {
+func (p Plan) PlannedBytes() int64 {
 	if !p.Writes() {
 		return 0
 	}

@@ -1,10 +1,12 @@
-package prober
+package burst
 
 import (
 	"sync"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // Latency histograms hold nanoseconds from 64 ns resolution up to a minute,
@@ -105,7 +107,7 @@ func newStatShard(names []string) *statShard {
 // sample is one finished request of a batch.
 type sample struct {
 	op          int // index in the plan's mix
-	res         Result
+	res         prober.Result
 	lat         time.Duration
 	end         time.Duration // when the reply came, since the load began
 	hit, miss   int
@@ -131,10 +133,10 @@ func (s *statShard) add(batch []sample) {
 		c.BytesOut += b.out
 		c.BytesIn += b.in
 		switch b.res {
-		case ResultError:
+		case prober.ResultError:
 			c.Errors++
 			s.failed++
-		case ResultTimeout:
+		case prober.ResultTimeout:
 			c.Timeouts++
 			s.failed++
 		}

@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"bufio"
@@ -6,15 +6,26 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
-// readerConn is a net.Conn whose reads come from a fixed stream.
+// readerConn is a net.Conn whose reads come from a fixed stream; writes
+// fail with err.
 type readerConn struct {
-	failedConn
-	r *bytes.Reader
+	err error
+	r   *bytes.Reader
 }
 
-func (c readerConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+func (c readerConn) Read(b []byte) (int, error)     { return c.r.Read(b) }
+func (c readerConn) Write([]byte) (int, error)      { return 0, c.err }
+func (readerConn) Close() error                     { return nil }
+func (readerConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
+func (readerConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
+func (readerConn) SetDeadline(time.Time) error      { return nil }
+func (readerConn) SetReadDeadline(time.Time) error  { return nil }
+func (readerConn) SetWriteDeadline(time.Time) error { return nil }
 
 // FuzzBurstCodec reads any stream as burst replies, beneath the same guard
 // as a real burst connection: it must never panic, loop or report negative
@@ -27,9 +38,9 @@ func FuzzBurstCodec(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	lim := burstLimits(BurstPlan{DataSize: 32})
+	lim := burstLimits(Plan{DataSize: 32})
 	f.Fuzz(func(t *testing.T, stream []byte) {
-		c := guard(readerConn{failedConn{net.ErrClosed}, bytes.NewReader(stream)}, lim)
+		c := prober.GuardConn(readerConn{net.ErrClosed, bytes.NewReader(stream)}, lim)
 		bc := &burstConn{c: c, r: bufio.NewReaderSize(c, 4096)}
 		for range len(stream) + 1 {
 			n, nils, err := bc.read()

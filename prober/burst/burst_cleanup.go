@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // maxTrackedKeys bounds the written-key bitsets (8 MiB per key space);
@@ -30,7 +32,7 @@ type writtenKeys struct {
 	count atomic.Int64
 }
 
-func newWrittenKeys(plan BurstPlan) *writtenKeys {
+func newWrittenKeys(plan Plan) *writtenKeys {
 	if plan.Keys.Size() > maxTrackedKeys {
 		return nil
 	}
@@ -70,7 +72,7 @@ func (w *writtenKeys) Count() int64 {
 
 // unlinkAll deletes every written key with batched UNLINKs and returns how
 // many keys it named.
-func (w *writtenKeys) unlinkAll(ctx context.Context, c redis.Cmdable, ns Namespace) (int64, error) {
+func (w *writtenKeys) unlinkAll(ctx context.Context, c redis.Cmdable, ns prober.Namespace) (int64, error) {
 	if w == nil {
 		return 0, nil
 	}

@@ -1,6 +1,10 @@
-package prober
+package burst
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/redis-prober/redis-prober/prober"
+)
 
 // Key spaces of a burst: each command family has its own, so a GET never
 // meets a hash (WRONGTYPE) and a reader reads what its writer wrote.
@@ -32,7 +36,7 @@ var (
 	argRangeEnd    = bulkString(strconv.Itoa(rangeLen - 1))
 	argWithScores  = bulkString("WITHSCORES")
 	argOne         = bulkString("1")
-	argScript      = bulkString(evalScript)
+	argScript      = bulkString(prober.EvalScript)
 )
 
 func bulkNames(prefix string, n int) [][]byte {
@@ -166,8 +170,8 @@ func (op *burstOp) hitsOf(n, nils int64, err error) (hit, miss int) {
 	return 0, 0
 }
 
-// BurstCommandNames lists the commands a burst mix accepts.
-func BurstCommandNames() []string {
+// CommandNames lists the commands a burst mix accepts.
+func CommandNames() []string {
 	out := make([]string, len(burstOps))
 	for i, op := range burstOps {
 		out[i] = op.name
@@ -192,16 +196,16 @@ func burstOpIndex(name string) int {
 }
 
 // burstKeyPrefix is where every key of one key space of a burst starts.
-func burstKeyPrefix(ns Namespace, kind byte) string {
+func burstKeyPrefix(ns prober.Namespace, kind byte) string {
 	return ns.Key("burst:" + string(kind) + ":")
 }
 
-// BurstPattern matches every burst key of a namespace (and no probe key),
+// KeyPattern matches every burst key of a namespace (and no probe key),
 // for the SCAN safety net.
-func BurstPattern(ns Namespace) string {
-	return escapeGlob(ns.Key("burst:")) + "*"
+func KeyPattern(ns prober.Namespace) string {
+	return ns.PatternFor("burst:")
 }
 
 // valueBytes is the shared source of every value a burst writes: a fixed
 // printable pattern, as long as the largest value.
-func valueBytes(size int) []byte { return []byte(probeValue(size)) }
+func valueBytes(size int) []byte { return []byte(prober.ProbeValue(size)) }

@@ -1,4 +1,4 @@
-package prober_test
+package burst_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/report"
 )
 
@@ -17,11 +17,11 @@ import (
 
 func TestStepLoadFindsCapacity(t *testing.T) {
 	srv := redistest.Start(t)
-	plan := prober.NewTestPlan()
+	plan := burst.NewTestPlan()
 	plan.KeyTTL = time.Minute
-	sp := prober.NewTestStepPlan()
-	res := prober.NewTestBurster(t, srv).RunSteps(t.Context(), plan, sp)
-	if res.Final.Outcome != prober.OutcomeCompleted || res.Stop != "max-steps" || len(res.Steps) != 3 {
+	sp := burst.NewTestStepPlan()
+	res := burst.NewTestRunner(t, srv).RunSteps(t.Context(), plan, sp)
+	if res.Final.Outcome != burst.OutcomeCompleted || res.Stop != "max-steps" || len(res.Steps) != 3 {
 		t.Fatalf("outcome %s (%s), stop %q, %d steps", res.Final.Outcome, res.Final.Reason, res.Stop, len(res.Steps))
 	}
 	for i, s := range res.Steps {
@@ -94,11 +94,11 @@ func TestStepLoadFindsCapacity(t *testing.T) {
 // its capacity is the server's, not a lower bound.
 func TestStepLoadCapacityBelowCeiling(t *testing.T) {
 	srv := redistest.Start(t)
-	plan := prober.NewTestPlan()
+	plan := burst.NewTestPlan()
 	plan.Clients, plan.Pipeline = 1, 1
-	sp := prober.NewTestStepPlan()
+	sp := burst.NewTestStepPlan()
 	sp.Increase = 10_000_000 // the second step asks for 10M ops/s of one connection
-	res := prober.NewTestBurster(t, srv).RunSteps(t.Context(), plan, sp)
+	res := burst.NewTestRunner(t, srv).RunSteps(t.Context(), plan, sp)
 	if (res.Stop != "saturated" && res.Stop != "objective") || len(res.Steps) != 2 || res.Rate != sp.Start || res.LowerBound {
 		t.Fatalf("stop %q after %d steps, capacity %.0f at %.0f, lower bound %v", res.Stop, len(res.Steps), res.Capacity, res.Rate, res.LowerBound)
 	}

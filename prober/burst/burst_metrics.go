@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"sync"
@@ -6,9 +6,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// BurstMetrics are the burst series beside the shared latency histogram
-// (which bursts feed with phase="burst" through Metrics.Commands).
-type BurstMetrics struct {
+// Metrics are the burst series beside the shared latency histogram
+// (which bursts feed with phase="burst" through prober.Metrics.Commands).
+type Metrics struct {
 	runs        *prometheus.CounterVec
 	decisions   *prometheus.CounterVec
 	lastOps     *prometheus.GaugeVec
@@ -22,9 +22,9 @@ var burstQuantiles = []float64{0.5, 0.99, 0.999}
 
 var burstOutcomes = []Outcome{OutcomeCompleted, OutcomeAborted, OutcomeSkipped, OutcomeFailed}
 
-// NewBurstMetrics registers the burst series on reg.
-func NewBurstMetrics(reg prometheus.Registerer) *BurstMetrics {
-	m := &BurstMetrics{
+// NewMetrics registers the burst series on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redis_prober_burst_runs_total",
 			Help: "Bursts by outcome: completed, aborted (by the governor or a stop), skipped (the governor refused to start), failed (could not start).",
@@ -54,14 +54,14 @@ func NewBurstMetrics(reg prometheus.Registerer) *BurstMetrics {
 // Init creates the run counters of a node's plan at zero, so rate() and
 // increase() see the first burst. node is "" for a single server, as on
 // the probe's series.
-func (m *BurstMetrics) Init(target, node, plan string) {
+func (m *Metrics) Init(target, node, plan string) {
 	for _, o := range burstOutcomes {
 		m.runs.WithLabelValues(target, node, plan, string(o))
 	}
 }
 
 // Observe records the outcome of one burst (or one step-load search).
-func (m *BurstMetrics) Observe(target, node string, r *BurstResult) {
+func (m *Metrics) Observe(target, node string, r *Result) {
 	plan := r.Plan.Name
 	m.runs.WithLabelValues(target, node, plan, string(r.Outcome)).Inc()
 	m.decisions.WithLabelValues(target, node, plan, string(r.Outcome), r.Reason).Inc()
@@ -135,23 +135,23 @@ func (l *lastLatency) Collect(ch chan<- prometheus.Metric) {
 }
 
 // ObserveCapacity records the result of a step-load search.
-func (m *BurstMetrics) ObserveCapacity(target, node, plan string, opsPerSec float64) {
+func (m *Metrics) ObserveCapacity(target, node, plan string, opsPerSec float64) {
 	m.capacity.WithLabelValues(target, node, plan).Set(opsPerSec)
 }
 
 // ForgetNode drops the series of one node, when its burst loop ends.
-func (m *BurstMetrics) ForgetNode(target, node string) {
+func (m *Metrics) ForgetNode(target, node string) {
 	m.forget(prometheus.Labels{"target": target, "node": node})
 	m.lastLatency.forget(func(t, n string) bool { return t == target && n == node })
 }
 
 // Forget drops every series of a target that was removed.
-func (m *BurstMetrics) Forget(target string) {
+func (m *Metrics) Forget(target string) {
 	m.forget(prometheus.Labels{"target": target})
 	m.lastLatency.forget(func(t, _ string) bool { return t == target })
 }
 
-func (m *BurstMetrics) forget(l prometheus.Labels) {
+func (m *Metrics) forget(l prometheus.Labels) {
 	m.runs.DeletePartialMatch(l)
 	m.decisions.DeletePartialMatch(l)
 	m.lastOps.DeletePartialMatch(l)

@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"context"
@@ -12,17 +12,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // testPlan is a small write-and-read burst; tests change what they need.
-func testPlan() BurstPlan {
-	return BurstPlan{
+func testPlan() Plan {
+	return Plan{
 		Name: "test", Clients: 2, Pipeline: 4,
 		Mix:      []MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 4}},
 		Keys:     KeySpec{SetPattern: 'R', GetPattern: 'R', Min: 0, Max: 999},
 		DataSize: 32, Rate: 2000, TestTime: time.Second, MaxBytes: 1 << 20,
 		Timeout: time.Second, KeyTTL: time.Minute,
-		Namespace: Namespace{Prefix: "redis-prober:", Tag: "burst-test"},
+		Namespace: prober.Namespace{Prefix: "redis-prober:", Tag: "burst-test"},
 	}
 }
 
@@ -31,10 +32,10 @@ func testGuards() Guards {
 		CheckInterval: 200 * time.Millisecond}
 }
 
-func testBurster(t *testing.T, srv *redistest.Server) *Burster {
+func testRunner(t *testing.T, srv *redistest.Server) *Runner {
 	t.Helper()
-	return &Burster{
-		Endpoint:       Endpoint{Network: "tcp", Addr: srv.Addr()},
+	return &Runner{
+		Endpoint:       prober.Endpoint{Network: "tcp", Addr: srv.Addr()},
 		Control:        srv.Client(),
 		Guards:         testGuards(),
 		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -84,7 +85,7 @@ func digest(t *testing.T, c *redis.Client) string {
 
 // assertNoTrace checks that the burst left no key of its namespace and
 // that the user's data is what it was.
-func assertNoTrace(t *testing.T, srv *redistest.Server, plan BurstPlan, userDigest string) {
+func assertNoTrace(t *testing.T, srv *redistest.Server, plan Plan, userDigest string) {
 	t.Helper()
 	if keys := srv.Keys(context.WithoutCancel(t.Context()), plan.Namespace.Prefix+"*"); len(keys) != 0 {
 		t.Fatalf("%d keys left in the namespace, e.g. %q", len(keys), keys[0])
@@ -100,7 +101,7 @@ func TestBurstRatioAccuracy(t *testing.T) {
 	plan := testPlan()
 	plan.Rate, plan.Requests, plan.TestTime = 0, 5000, 10*time.Second
 	sets0, gets0 := commandCalls(t, c, "set"), commandCalls(t, c, "get")
-	res := testBurster(t, srv).Run(t.Context(), plan)
+	res := testRunner(t, srv).Run(t.Context(), plan)
 	if res.Outcome != OutcomeCompleted || res.Bound != "requests" {
 		t.Fatalf("outcome %s (%s: %s), bound %q", res.Outcome, res.Reason, res.Detail, res.Bound)
 	}
@@ -133,10 +134,10 @@ func TestBurstWeightedMixAndKeyShapes(t *testing.T) {
 		plan.Mix = []MixEntry{{Op: "set", Weight: 1}}
 		plan.Keys = KeySpec{SetPattern: pattern, GetPattern: pattern, Min: 0, Max: 9999, ZipfExp: 1.2, Median: 5000, Stddev: 100}
 		plan.Rate, plan.Requests, plan.TestTime, plan.Clients = 0, 2000, 10*time.Second, 1
-		b := testBurster(t, srv)
+		b := testRunner(t, srv)
 		var inside int
 		b.beforeCleanup = func() {
-			for _, k := range srv.Keys(t.Context(), BurstPattern(plan.Namespace)) {
+			for _, k := range srv.Keys(t.Context(), KeyPattern(plan.Namespace)) {
 				n, _ := strconv.Atoi(k[strings.LastIndexByte(k, ':')+1:])
 				if n >= 4500 && n <= 5500 {
 					inside++
@@ -175,7 +176,7 @@ func TestBurstWeightedMixAndKeyShapes(t *testing.T) {
 	for _, m := range plan.Mix {
 		before[m.Op] = commandCalls(t, c, m.Op)
 	}
-	res := testBurster(t, srv).Run(t.Context(), plan)
+	res := testRunner(t, srv).Run(t.Context(), plan)
 	if res.Outcome != OutcomeCompleted || res.Total.Errors != 0 {
 		t.Fatalf("%s (%s: %s), %d errors", res.Outcome, res.Reason, res.Detail, res.Total.Errors)
 	}
@@ -195,7 +196,7 @@ func TestBurstRateLimit(t *testing.T) {
 	srv := redistest.Start(t)
 	plan := testPlan()
 	plan.Rate, plan.TestTime, plan.Pipeline = 500, time.Second, 8
-	res := testBurster(t, srv).Run(t.Context(), plan)
+	res := testRunner(t, srv).Run(t.Context(), plan)
 	if res.Outcome != OutcomeCompleted {
 		t.Fatalf("%s (%s: %s)", res.Outcome, res.Reason, res.Detail)
 	}
@@ -213,7 +214,7 @@ func TestBurstLeavesNoTrace(t *testing.T) {
 	plan.Mix = []MixEntry{{Op: "set", Weight: 2}, {Op: "get", Weight: 2}, {Op: "incr", Weight: 1}, {Op: "hset", Weight: 1},
 		{Op: "lpush", Weight: 1}, {Op: "zadd", Weight: 1}, {Op: "mget", Weight: 1}}
 	plan.Rate, plan.Requests = 0, 3000
-	b := testBurster(t, srv)
+	b := testRunner(t, srv)
 	var burstKeys, noTTL int
 	b.beforeCleanup = func() {
 		for _, k := range srv.Keys(t.Context(), plan.Namespace.Prefix+"*") {
@@ -242,7 +243,7 @@ func TestBurstAbortsOnP99(t *testing.T) {
 	user := seedUserData(t, c)
 	plan := testPlan()
 	plan.TestTime = 5 * time.Second
-	b := testBurster(t, srv)
+	b := testRunner(t, srv)
 	b.Guards.AbortP99 = 50 * time.Millisecond
 	go func() {
 		time.Sleep(400 * time.Millisecond)
@@ -273,7 +274,7 @@ func TestBurstAbortsOnErrorBudget(t *testing.T) {
 	plan := testPlan()
 	plan.Mix = []MixEntry{{Op: "set", Weight: 1}, {Op: "get", Weight: 1}}
 	plan.TestTime = 5 * time.Second
-	b := testBurster(t, srv)
+	b := testRunner(t, srv)
 	b.Endpoint.Username, b.Endpoint.Password = "nosets", "pw"
 	res := b.Run(t.Context(), plan)
 	if res.Outcome != OutcomeAborted || res.Reason != ReasonErrors {
@@ -296,7 +297,7 @@ func TestBurstCancelledMidway(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	start := time.Now()
-	res := testBurster(t, srv).Run(ctx, plan)
+	res := testRunner(t, srv).Run(ctx, plan)
 	if res.Outcome != OutcomeAborted || res.Reason != ReasonCancelled {
 		t.Fatalf("outcome %s (%s: %s), want aborted for cancelled", res.Outcome, res.Reason, res.Detail)
 	}
@@ -314,7 +315,7 @@ func TestBurstBytesBound(t *testing.T) {
 	plan := testPlan()
 	plan.Mix = []MixEntry{{Op: "set", Weight: 1}}
 	plan.Rate, plan.MaxBytes, plan.TestTime = 0, 20000, 10*time.Second
-	res := testBurster(t, srv).Run(t.Context(), plan)
+	res := testRunner(t, srv).Run(t.Context(), plan)
 	if res.Outcome != OutcomeCompleted || res.Bound != "bytes" {
 		t.Fatalf("%s (%s), bound %q", res.Outcome, res.Reason, res.Bound)
 	}
@@ -325,7 +326,7 @@ func TestBurstBytesBound(t *testing.T) {
 
 func TestBurstFailsWithoutServer(t *testing.T) {
 	srv := redistest.Start(t)
-	b := testBurster(t, srv)
+	b := testRunner(t, srv)
 	b.Endpoint.Addr = "127.0.0.1:" + strconv.Itoa(redistest.FreePort(t))
 	res := b.Run(t.Context(), testPlan())
 	if res.Outcome != OutcomeFailed || res.Reason != ReasonConnect {
@@ -335,19 +336,19 @@ func TestBurstFailsWithoutServer(t *testing.T) {
 
 func TestPlanValidate(t *testing.T) {
 	for _, tc := range []struct {
-		change func(*BurstPlan)
+		change func(*Plan)
 		field  string
 	}{
-		{func(p *BurstPlan) { p.Clients = 0 }, "clients"},
-		{func(p *BurstPlan) { p.Clients = 65 }, "clients"},
-		{func(p *BurstPlan) { p.Rate = 0 }, "rate"}, // run mode needs a rate
-		{func(p *BurstPlan) { p.TestTime = 0 }, "test-time"},
-		{func(p *BurstPlan) { p.MaxBytes = 0 }, "max-bytes"},
-		{func(p *BurstPlan) { p.KeyTTL = time.Millisecond }, "key-ttl"},
-		{func(p *BurstPlan) { p.Namespace.Prefix = "" }, "key-prefix"},
-		{func(p *BurstPlan) { p.Namespace.Prefix = "user*" }, "key-prefix"},
-		{func(p *BurstPlan) { p.Mix = nil }, "commands"},
-		{func(p *BurstPlan) { p.Keys.Max = -5 }, "key-maximum"},
+		{func(p *Plan) { p.Clients = 0 }, "clients"},
+		{func(p *Plan) { p.Clients = 65 }, "clients"},
+		{func(p *Plan) { p.Rate = 0 }, "rate"}, // run mode needs a rate
+		{func(p *Plan) { p.TestTime = 0 }, "test-time"},
+		{func(p *Plan) { p.MaxBytes = 0 }, "max-bytes"},
+		{func(p *Plan) { p.KeyTTL = time.Millisecond }, "key-ttl"},
+		{func(p *Plan) { p.Namespace.Prefix = "" }, "key-prefix"},
+		{func(p *Plan) { p.Namespace.Prefix = "user*" }, "key-prefix"},
+		{func(p *Plan) { p.Mix = nil }, "commands"},
+		{func(p *Plan) { p.Keys.Max = -5 }, "key-maximum"},
 	} {
 		p := testPlan()
 		tc.change(&p)

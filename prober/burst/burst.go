@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"context"
@@ -16,13 +16,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/prober"
 )
 
-// BurstRecorder takes every measured request of a burst; a
+// Recorder takes every measured request of a burst; a
 // *CommandRecorder of phase "burst" feeds redis_prober_latency_seconds.
 // Command i is the plan's i-th mix entry.
-type BurstRecorder interface {
-	Record(cmd int, res Result, d time.Duration)
+type Recorder interface {
+	Record(cmd int, res prober.Result, d time.Duration)
 }
 
 // Progress is what a progress display shows, about four times a second.
@@ -35,14 +36,14 @@ type Progress struct {
 	P99       time.Duration // over the governor's window
 }
 
-// Burster runs bounded bursts against one endpoint. Burst traffic goes over
+// Runner runs bounded bursts against one endpoint. Burst traffic goes over
 // its own ordinary (netpoller) connections, never the probe's.
-type Burster struct {
-	Endpoint Endpoint
+type Runner struct {
+	Endpoint prober.Endpoint
 	// Control reads INFO during the burst and deletes the keys afterwards.
 	Control  redis.Cmdable
 	Guards   Guards
-	Recorder BurstRecorder // may be nil
+	Recorder Recorder // may be nil
 	Log      *slog.Logger
 	Progress func(Progress) // may be nil
 	// CleanupTimeout bounds the deletion of the burst's keys (default 10s).
@@ -53,9 +54,9 @@ type Burster struct {
 	beforeCleanup func()
 }
 
-// BurstResult is the outcome and the figures of one burst.
-type BurstResult struct {
-	Plan    BurstPlan
+// Result is the outcome and the figures of one burst.
+type Result struct {
+	Plan    Plan
 	Outcome Outcome
 	Reason  string
 	Detail  string
@@ -78,7 +79,7 @@ type BurstResult struct {
 }
 
 // OpsPerSec is the measured throughput.
-func (r *BurstResult) OpsPerSec() float64 {
+func (r *Result) OpsPerSec() float64 {
 	if r.Total == nil || r.Elapsed <= 0 {
 		return 0
 	}
@@ -88,8 +89,8 @@ func (r *BurstResult) OpsPerSec() float64 {
 // Run admits, runs and cleans up one burst. It never returns with burst
 // keys left behind unless the cleanup itself failed (then they expire by
 // their TTL, and CleanupError says why).
-func (b *Burster) Run(ctx context.Context, plan BurstPlan) BurstResult {
-	res := BurstResult{Plan: plan, Start: time.Now(), KeysWritten: -1}
+func (b *Runner) Run(ctx context.Context, plan Plan) Result {
+	res := Result{Plan: plan, Start: time.Now(), KeysWritten: -1}
 	if d := b.Admit(ctx, plan, &res); !d.OK() {
 		res.decide(d)
 		b.logResult(&res)
@@ -104,7 +105,7 @@ func (b *Burster) Run(ctx context.Context, plan BurstPlan) BurstResult {
 
 // Admit reads INFO and asks the governor whether plan may start; a
 // refusal is an outcome of skipped (or failed when INFO is unreadable).
-func (b *Burster) Admit(ctx context.Context, plan BurstPlan, res *BurstResult) Decision {
+func (b *Runner) Admit(ctx context.Context, plan Plan, res *Result) Decision {
 	if ctx.Err() != nil {
 		return Decision{Outcome: OutcomeSkipped, Reason: ReasonCancelled, Detail: "the prober is stopping"}
 	}
@@ -116,14 +117,14 @@ func (b *Burster) Admit(ctx context.Context, plan BurstPlan, res *BurstResult) D
 	return b.Guards.Admit(st, plan)
 }
 
-func (r *BurstResult) decide(d Decision) {
+func (r *Result) decide(d Decision) {
 	r.Outcome, r.Reason, r.Detail = d.Outcome, d.Reason, d.Detail
 	if r.End.IsZero() {
 		r.End = time.Now()
 	}
 }
 
-func (b *Burster) logResult(r *BurstResult) {
+func (b *Runner) logResult(r *Result) {
 	if b.Log == nil {
 		return
 	}
@@ -151,7 +152,7 @@ func (b *Burster) logResult(r *BurstResult) {
 // namespace runs only when the key range was too large to track, because
 // SCAN walks the whole keyspace and that is no cost to pay on a large
 // production dataset after every burst. TTLs are the last resort.
-func (b *Burster) cleanup(ctx context.Context, plan BurstPlan, written *writtenKeys, res *BurstResult) {
+func (b *Runner) cleanup(ctx context.Context, plan Plan, written *writtenKeys, res *Result) {
 	if b.beforeCleanup != nil {
 		b.beforeCleanup()
 	}
@@ -165,7 +166,7 @@ func (b *Burster) cleanup(ctx context.Context, plan BurstPlan, written *writtenK
 	n, err := written.unlinkAll(cctx, b.Control, plan.Namespace)
 	res.KeysDeleted = n
 	if err == nil && written == nil {
-		err = SweepKeys(cctx, b.Control, BurstPattern(plan.Namespace))
+		err = prober.SweepKeys(cctx, b.Control, KeyPattern(plan.Namespace))
 	}
 	if err != nil {
 		res.CleanupError = err.Error()
@@ -174,10 +175,10 @@ func (b *Burster) cleanup(ctx context.Context, plan BurstPlan, written *writtenK
 
 // burstLoad is the shared state of one running load.
 type burstLoad struct {
-	b           *Burster
-	plan        BurstPlan
+	b           *Runner
+	plan        Plan
 	written     *writtenKeys
-	pacer       *Timetable // the slots of the total rate, counted from t0
+	pacer       *prober.Timetable // the slots of the total rate, counted from t0
 	t0          time.Time
 	warmEnd     time.Duration // since t0
 	end         time.Duration // since t0
@@ -243,7 +244,7 @@ func (l *burstLoad) register(c net.Conn) error {
 }
 
 // load runs the clients until a bound, an abort or ctx ends them.
-func (b *Burster) load(ctx context.Context, plan BurstPlan, written *writtenKeys, res *BurstResult) {
+func (b *Runner) load(ctx context.Context, plan Plan, written *writtenKeys, res *Result) {
 	l := &burstLoad{b: b, plan: plan, written: written, stopCh: make(chan struct{})}
 	nShards := min(plan.Clients, 4)
 	for range nShards {
@@ -283,7 +284,7 @@ func (b *Burster) load(ctx context.Context, plan BurstPlan, written *writtenKeys
 	l.t0 = time.Now()
 	l.warmEnd = plan.Warmup
 	l.end = plan.Duration()
-	l.pacer = NewTimetable(l.t0, IntervalFor(plan.Rate))
+	l.pacer = prober.NewTimetable(l.t0, prober.IntervalFor(plan.Rate))
 	res.Start, res.MeasureStart = l.t0, l.t0.Add(plan.Warmup)
 
 	seq := mixSequence(plan.Mix)
@@ -321,7 +322,7 @@ func (b *Burster) load(ctx context.Context, plan BurstPlan, written *writtenKeys
 }
 
 // summarize merges the shards into the result.
-func (l *burstLoad) summarize(res *BurstResult) {
+func (l *burstLoad) summarize(res *Result) {
 	res.Total = newCommandStats("totals")
 	res.Commands = nil
 	var lastEnd time.Duration
@@ -389,25 +390,25 @@ func nextRedialPause(d time.Duration) time.Duration {
 // burstLimits bounds each reply on a burst connection: values of the
 // plan's size (MGET reads a few of them), and the small arrays the other
 // commands return.
-func burstLimits(p BurstPlan) resp.Limits {
+func burstLimits(p Plan) resp.Limits {
 	bulk := int64(max(p.DataSize, p.DataMax, 64<<10)) + 64
 	return resp.Limits{Name: "burst", MaxBulk: bulk, MaxElems: 4096, MaxDepth: 4,
 		MaxLine: 64 << 10, MaxReply: (mgetKeys + 4) * bulk}
 }
 
-// burstResult classifies one request's outcome.
-func burstResult(err error) Result {
+// requestResult classifies the outcome of one request of a burst.
+func requestResult(err error) prober.Result {
 	if err == nil {
-		return ResultOK
+		return prober.ResultOK
 	}
 	if _, ok := err.(errorReply); ok {
-		return ResultError
+		return prober.ResultError
 	}
 	var ne net.Error
 	if errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return ResultTimeout
+		return prober.ResultTimeout
 	}
-	return ResultError
+	return prober.ResultError
 }
 
 // run is one client: claim due slots, send them as one pipeline, read the
@@ -560,7 +561,7 @@ func (l *burstLoad) run(ctx context.Context, ci int, lc *loadClient, conn *burst
 			var rn, nils int64
 			if ioErr == nil {
 				rn, nils, err = conn.read()
-				if s.extra && (err == nil || burstResult(err) == ResultError) {
+				if s.extra && (err == nil || requestResult(err) == prober.ResultError) {
 					if _, _, xerr := conn.read(); xerr != nil {
 						if _, ok := xerr.(errorReply); !ok {
 							err = xerr
@@ -584,13 +585,13 @@ func (l *burstLoad) run(ctx context.Context, ci int, lc *loadClient, conn *burst
 				start = max(start, now)
 			}
 			s.lat = end - start
-			s.res = burstResult(err)
+			s.res = requestResult(err)
 			s.hit, s.miss = ops[s.op].hitsOf(rn, nils, err)
 			if ops[s.op].hits == hitsBulk && rn > 0 {
 				s.in = rn
 			}
 			s.end = end
-			if s.res != ResultOK && l.isAborted() {
+			if s.res != prober.ResultOK && l.isAborted() {
 				s.interrupted = true
 				l.interrupted.Add(1)
 			}

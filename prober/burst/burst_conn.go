@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // burstConn is one burst connection: an ordinary (netpoller) socket that
@@ -33,7 +34,7 @@ func (e errorReply) Error() string { return string(e) }
 // dialBurst opens and authenticates one burst connection. register is
 // called with the raw socket before anything is sent, so an abort can close
 // it from another goroutine.
-func dialBurst(ctx context.Context, ep Endpoint, timeout time.Duration, lim resp.Limits, register func(net.Conn) error) (*burstConn, error) {
+func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, lim resp.Limits, register func(net.Conn) error) (*burstConn, error) {
 	d := net.Dialer{Timeout: timeout, KeepAlive: -1}
 	raw, err := d.DialContext(ctx, ep.Network, ep.Addr)
 	if err != nil {
@@ -48,11 +49,11 @@ func dialBurst(ctx context.Context, ep Endpoint, timeout time.Duration, lim resp
 	}
 	var c net.Conn = raw
 	if ep.TLS != nil {
-		c = ep.tlsClient(raw)
+		c = ep.TLSClient(raw)
 	}
 	// The codec below trusts lengths no more than go-redis does: the guard
 	// has refused any header over lim before the codec reads it.
-	c = guard(c, lim)
+	c = prober.GuardConn(c, lim)
 	bc := &burstConn{c: c, r: bufio.NewReaderSize(c, 64<<10), timeout: timeout}
 	// Never format the password into an error: only the reply is shown.
 	if ep.Password != "" {

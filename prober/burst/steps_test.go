@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ func TestStepLoadStopsAtObjective(t *testing.T) {
 	srv := redistest.Start(t)
 	sp := testStepPlan()
 	sp.Objective = time.Nanosecond
-	res := testBurster(t, srv).RunSteps(t.Context(), testPlan(), sp)
+	res := testRunner(t, srv).RunSteps(t.Context(), testPlan(), sp)
 	if res.Stop != "objective" || len(res.Steps) != 1 || res.Capacity != 0 || res.LowerBound {
 		t.Fatalf("stop %q after %d steps, capacity %.0f, lower bound %v", res.Stop, len(res.Steps), res.Capacity, res.LowerBound)
 	}

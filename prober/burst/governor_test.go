@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func TestGuardsDecide(t *testing.T) {
 		name   string
 		g      Guards
 		s      ServerState
-		plan   BurstPlan
+		plan   Plan
 		admit  string
 		during string
 	}{
@@ -114,7 +114,7 @@ func TestBurstLowRateHiccupDoesNotAbort(t *testing.T) {
 	c := srv.Client()
 	plan := testPlan()
 	plan.Clients, plan.Pipeline, plan.Rate, plan.TestTime = 1, 1, 20, 2*time.Second
-	b := testBurster(t, srv)
+	b := testRunner(t, srv)
 	b.Guards.AbortP99 = 20 * time.Millisecond // the window (400ms) holds about 8 requests
 	go func() {
 		time.Sleep(700 * time.Millisecond)
@@ -137,7 +137,7 @@ func TestBurstAbortsOnStallWithFewConnections(t *testing.T) {
 	c := srv.Client()
 	plan := testPlan()
 	plan.Clients, plan.Pipeline, plan.Rate, plan.TestTime, plan.Timeout = 2, 1, 0, 5*time.Second, 5*time.Second
-	b := testBurster(t, srv)
+	b := testRunner(t, srv)
 	b.Guards.AbortP99 = 50 * time.Millisecond
 	const pauseAt, pause = 300 * time.Millisecond, 3 * time.Second
 	go func() {
@@ -157,9 +157,9 @@ func TestBurstAbortsOnStallWithFewConnections(t *testing.T) {
 
 // runSkip runs a burst on srv with guards g and checks it is skipped for
 // reason, without a request sent or a key written.
-func runSkip(t *testing.T, srv *redistest.Server, g Guards, plan BurstPlan, reason string) {
+func runSkip(t *testing.T, srv *redistest.Server, g Guards, plan Plan, reason string) {
 	t.Helper()
-	b := testBurster(t, srv)
+	b := testRunner(t, srv)
 	b.Guards = g
 	c := srv.Client()
 	sets, gets := commandCalls(t, c, "set"), commandCalls(t, c, "get")
@@ -185,7 +185,7 @@ func TestGovernorSkipsReplica(t *testing.T) {
 	g.AllowReplica = true
 	reads := testPlan()
 	reads.Mix = []MixEntry{{Op: "get", Weight: 1}}
-	b := testBurster(t, replica)
+	b := testRunner(t, replica)
 	b.Guards = g
 	if res := b.Run(t.Context(), reads); res.Outcome != OutcomeCompleted {
 		t.Fatalf("read-only burst on an allowed replica: %s (%s: %s)", res.Outcome, res.Reason, res.Detail)

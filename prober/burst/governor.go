@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"bufio"
@@ -177,7 +177,7 @@ func (s ServerState) memoryLimit() (int64, string) {
 }
 
 // Admit decides whether a burst of plan may start on a server in state s.
-func (g Guards) Admit(s ServerState, plan BurstPlan) Decision {
+func (g Guards) Admit(s ServerState, plan Plan) Decision {
 	skip := func(reason, format string, args ...any) Decision {
 		return Decision{Outcome: OutcomeSkipped, Reason: reason, Detail: fmt.Sprintf(format, args...)}
 	}
@@ -210,7 +210,7 @@ func (g Guards) Admit(s ServerState, plan BurstPlan) Decision {
 }
 
 // Watch decides whether a running burst may go on, from INFO read during it.
-func (g Guards) Watch(s ServerState, plan BurstPlan) Decision {
+func (g Guards) Watch(s ServerState, plan Plan) Decision {
 	abort := func(reason, format string, args ...any) Decision {
 		return Decision{Outcome: OutcomeAborted, Reason: reason, Detail: fmt.Sprintf(format, args...)}
 	}

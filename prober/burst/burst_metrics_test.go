@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"strings"
@@ -18,12 +18,12 @@ func TestBurstMetricsLintAfterABurst(t *testing.T) {
 	srv := redistest.Start(t)
 	plan := testPlan()
 	plan.TestTime = 500 * time.Millisecond
-	res := testBurster(t, srv).Run(t.Context(), plan)
+	res := testRunner(t, srv).Run(t.Context(), plan)
 	if res.Total == nil || res.Total.Ops == 0 {
 		t.Fatalf("burst ran no requests: %s %s", res.Outcome, res.Detail)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	m := NewBurstMetrics(reg)
+	m := NewMetrics(reg)
 	m.Init("t", "", plan.Name)
 	m.Observe("t", "", &res)
 	problems, err := testutil.GatherAndLint(reg)

@@ -1,4 +1,4 @@
-package prober
+package burst
 
 import (
 	"context"
@@ -86,12 +86,12 @@ type StepRow struct {
 	Achieved float64 // measured ops/s
 	Passed   bool
 	Why      string // why the step failed, empty when it passed
-	Result   BurstResult
+	Result   Result
 }
 
 // StepResult is the whole search.
 type StepResult struct {
-	Plan     BurstPlan
+	Plan     Plan
 	Steps    []StepRow
 	Capacity float64 // achieved ops/s of the highest passing step, 0 if none
 	Rate     float64 // target rate of that step
@@ -104,7 +104,7 @@ type StepResult struct {
 	LowerBound bool
 	// Final is the search as one burst: its outcome, reason, totals of all
 	// steps, cleanup figures.
-	Final BurstResult
+	Final Result
 }
 
 // Measured reports whether any step got a reply to measure.
@@ -120,9 +120,9 @@ func (s *StepResult) Measured() bool {
 // RunSteps runs a step-load search with plan's shape (its Rate, TestTime
 // and Requests are the steps'). The governor admits it once and watches
 // every step; keys are deleted once at the end, whatever ended it.
-func (b *Burster) RunSteps(ctx context.Context, plan BurstPlan, sp StepPlan) StepResult {
+func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResult {
 	out := StepResult{Plan: plan}
-	final := BurstResult{Plan: plan, Start: time.Now(), KeysWritten: -1}
+	final := Result{Plan: plan, Start: time.Now(), KeysWritten: -1}
 	admit := plan
 	admit.Rate, admit.TestTime = 0, sp.Duration(plan.Warmup)
 	if d := b.Admit(ctx, admit, &final); !d.OK() {
@@ -146,7 +146,7 @@ func (b *Burster) RunSteps(ctx context.Context, plan BurstPlan, sp StepPlan) Ste
 			out.Stop = "bytes"
 			break
 		}
-		res := BurstResult{Plan: p, KeysWritten: -1}
+		res := Result{Plan: p, KeysWritten: -1}
 		b.load(ctx, p, written, &res)
 		bytes += res.BytesWritten
 		if res.Total != nil {
@@ -191,7 +191,7 @@ func (b *Burster) RunSteps(ctx context.Context, plan BurstPlan, sp StepPlan) Ste
 }
 
 // stepVerdict says why a step fails the objective, or "" when it passes.
-func stepVerdict(sp StepPlan, r *BurstResult) string {
+func stepVerdict(sp StepPlan, r *Result) string {
 	switch {
 	case r.Outcome == OutcomeAborted || r.Outcome == OutcomeFailed || r.Outcome == OutcomeSkipped:
 		return r.Reason
@@ -207,7 +207,7 @@ func stepVerdict(sp StepPlan, r *BurstResult) string {
 	return ""
 }
 
-func p99Of(r *BurstResult) time.Duration {
+func p99Of(r *Result) time.Duration {
 	if r.Total == nil {
 		return 0
 	}

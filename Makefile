@@ -89,8 +89,8 @@ test-servers:
 
 .PHONY: fuzz test-fuzz soak
 # Every fuzz target as package:Name; go test -fuzz takes one target at a time.
-FUZZ_TARGETS := ./internal/resp:FuzzGuard ./prober:FuzzBurstCodec ./collector:FuzzLabelValue ./internal/safetext:FuzzPrintable ./config:FuzzParse ./engine:FuzzParseAddr ./collector:FuzzParseInfo \
-                ./prober:FuzzParseCommands ./prober:FuzzNamespace ./prober:FuzzKeySpec ./prober:FuzzParseMix
+FUZZ_TARGETS := ./internal/resp:FuzzGuard ./prober/burst:FuzzBurstCodec ./collector:FuzzLabelValue ./internal/safetext:FuzzPrintable ./config:FuzzParse ./engine:FuzzParseAddr ./collector:FuzzParseInfo \
+                ./prober:FuzzParseCommands ./prober:FuzzNamespace ./prober/burst:FuzzKeySpec ./prober/burst:FuzzParseMix
 FUZZTIME ?= 60s
 
 ## fuzz: run every fuzz target for FUZZTIME (default 60s) each; new failures land in testdata/fuzz.

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
@@ -69,155 +64,15 @@ func addCollectorRunFlags(g flagGroup) extension {
 		if !target {
 			return nil, nil
 		}
-		svc := &collectorService{
-			log:      env.log,
-			reg:      env.reg,
-			paths:    paths.paths(),
-			enabled:  on,
-			interval: *interval,
-			classic:  *serverClassic,
-			// Half an interval: every target's refresh within it reads
-			// the same process once.
-			processes: collector.NewProcessCache(*interval / 2),
-			hostFacts: collector.NewHostFactsCache(*interval / 2),
+		cfg := engine.CollectorsConfig{
+			Log: env.log, Registerer: env.reg, Paths: paths.paths(), Enabled: on,
+			Interval: *interval, ServerClassicBuckets: *serverClassic,
 		}
 		if env.metrics != nil {
 			if m, ok := env.metrics.Intrinsic().(prometheus.Metric); ok {
-				svc.intrinsic = m
+				cfg.Intrinsic = m
 			}
 		}
-		return []engine.Service{svc}, nil
+		return []engine.Service{engine.NewCollectors(cfg)}, nil
 	}
-}
-
-// collectorService runs the Redis-side collectors of every target (every
-// node of a Cluster or Sentinel target): it refreshes their cache on the
-// interval and keeps them registered while the target runs.
-type collectorService struct {
-	log       *slog.Logger
-	reg       prometheus.Registerer
-	paths     collector.Paths
-	enabled   collector.Enabled
-	interval  time.Duration
-	intrinsic prometheus.Metric // the prober's intrinsic-latency histogram, if any
-	classic   bool              // classic buckets on the server-side latency histogram
-	processes *collector.ProcessCache
-	hostFacts *collector.HostFactsCache
-	checks    checkBoard // for the status page
-}
-
-var _ engine.TaskService = (*collectorService)(nil)
-
-func (s *collectorService) Name() string { return "collector" }
-
-// RunTarget refreshes the target's collectors until ctx is done and
-// unregisters them on the way out. The engine runs the same work as
-// NodeTasks, on the node's housekeeping loop.
-func (s *collectorService) RunTarget(ctx context.Context, t engine.Target, control *redis.Client) {
-	tasks, done := s.NodeTasks(t, control)
-	defer done()
-	engine.RunTasks(ctx, tasks)
-}
-
-// NodeTasks is the node's refresh on the interval. The first refresh
-// registers the target's collectors (so a scrape never sees them empty);
-// done unregisters them.
-func (s *collectorService) NodeTasks(t engine.Target, control *redis.Client) ([]engine.Task, func()) {
-	log := s.log.With("target", t.Name)
-	if t.Node != "" {
-		log = log.With("node", t.Node)
-	}
-	cmds := make([]string, len(t.Probe.Commands))
-	for i, c := range t.Probe.Commands {
-		cmds[i] = c.Name
-	}
-	cfg := collector.TargetConfig{
-		Name: t.Name, Node: t.Node, Commands: cmds, Paths: s.paths, Enabled: s.enabled, Log: log,
-		ServerClassicBuckets: s.classic, Processes: s.processes, HostFacts: s.hostFacts,
-	}
-	if s.intrinsic != nil {
-		cfg.Intrinsic = newIntrinsicReader(s.intrinsic).worst
-	}
-	tgt := collector.NewTarget(cfg, control)
-	var registered, failed bool
-	var unboard func()
-	run := func(ctx context.Context) {
-		if failed {
-			return
-		}
-		s.refresh(ctx, tgt)
-		if registered {
-			return
-		}
-		if err := s.reg.Register(tgt); err != nil {
-			log.Error("cannot register the target's collectors", "err", err)
-			failed = true
-			return
-		}
-		registered, unboard = true, s.checks.add(t, tgt)
-	}
-	done := func() {
-		if registered {
-			unboard()
-			s.reg.Unregister(tgt)
-		}
-	}
-	return []engine.Task{{Every: s.interval, Run: run}}, done
-}
-
-// refresh bounds one refresh by the interval, so a slow Redis never piles
-// refreshes up.
-func (s *collectorService) refresh(ctx context.Context, tgt *collector.Target) {
-	rctx, cancel := context.WithTimeout(ctx, s.interval)
-	defer cancel()
-	tgt.Refresh(rctx)
-}
-
-// intrinsicReader turns the prober's intrinsic-latency histogram into "the
-// worst scheduling gap since the last call", at the resolution of its
-// classic buckets (which have a bound at exactly 1 ms, the check's
-// threshold). Each target has its own reader, so each sees every window.
-type intrinsicReader struct {
-	h    prometheus.Metric
-	mu   sync.Mutex
-	prev []uint64 // cumulative counts at the last call
-	n    uint64
-}
-
-func newIntrinsicReader(h prometheus.Metric) *intrinsicReader { return &intrinsicReader{h: h} }
-
-// worst returns the smallest bucket bound that holds every sample taken
-// since the previous call; ok is false when there was none.
-func (r *intrinsicReader) worst() (time.Duration, bool) {
-	var m dto.Metric
-	if err := r.h.Write(&m); err != nil || m.GetHistogram() == nil {
-		return 0, false
-	}
-	h := m.GetHistogram()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	cum := make([]uint64, len(h.GetBucket()))
-	for i, b := range h.GetBucket() {
-		cum[i] = b.GetCumulativeCount()
-	}
-	prev, prevN := r.prev, r.n
-	r.prev, r.n = cum, h.GetSampleCount()
-	if len(prev) != len(cum) {
-		prev = make([]uint64, len(cum))
-		prevN = 0
-	}
-	fresh := h.GetSampleCount() - prevN
-	if fresh == 0 {
-		return 0, false
-	}
-	for i, b := range h.GetBucket() {
-		if cum[i]-prev[i] == fresh {
-			return time.Duration(b.GetUpperBound() * float64(time.Second)), true
-		}
-	}
-	// Beyond the largest bucket: twice its bound, a lower bound of the truth.
-	if n := len(h.GetBucket()); n > 0 {
-		return time.Duration(2 * h.GetBucket()[n-1].GetUpperBound() * float64(time.Second)), true
-	}
-	return 0, false
 }

@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/collector"
+)
+
+// CollectorsConfig is the Redis-side collectors' part of run mode.
+type CollectorsConfig struct {
+	Log        *slog.Logger
+	Registerer prometheus.Registerer // each node's collectors register here while it runs
+	Paths      collector.Paths
+	Enabled    collector.Enabled
+	Interval   time.Duration // of the refresh (--collector.refresh-interval)
+	// ServerClassicBuckets adds classic buckets to the server-side latency
+	// histogram.
+	ServerClassicBuckets bool
+	// Intrinsic is the prober's intrinsic-latency histogram, if any: the
+	// intrinsic_latency check reads it.
+	Intrinsic prometheus.Metric
+}
+
+// Collectors runs the Redis-side collectors of every target (every node of
+// a Cluster or Sentinel target): it refreshes their cache on the interval,
+// on the node's housekeeping loop, and keeps them registered while the
+// node runs.
+type Collectors struct {
+	log       *slog.Logger
+	reg       prometheus.Registerer
+	paths     collector.Paths
+	enabled   collector.Enabled
+	interval  time.Duration
+	intrinsic prometheus.Metric
+	classic   bool
+	processes *collector.ProcessCache
+	hostFacts *collector.HostFactsCache
+	checks    checkBoard // for the status page
+}
+
+// NewCollectors returns the collector service of cfg.
+func NewCollectors(cfg CollectorsConfig) *Collectors {
+	return &Collectors{
+		log: cfg.Log, reg: cfg.Registerer, paths: cfg.Paths, enabled: cfg.Enabled,
+		interval: cfg.Interval, intrinsic: cfg.Intrinsic, classic: cfg.ServerClassicBuckets,
+		// Half an interval: every target's refresh within it reads the
+		// same process and host state once.
+		processes: collector.NewProcessCache(cfg.Interval / 2),
+		hostFacts: collector.NewHostFactsCache(cfg.Interval / 2),
+	}
+}
+
+var _ TaskService = (*Collectors)(nil)
+
+func (s *Collectors) Name() string { return "collector" }
+
+// RunTarget refreshes the target's collectors until ctx is done and
+// unregisters them on the way out. The engine runs the same work as
+// NodeTasks, on the node's housekeeping loop.
+func (s *Collectors) RunTarget(ctx context.Context, t Target, control *redis.Client) {
+	tasks, done := s.NodeTasks(t, control)
+	defer done()
+	RunTasks(ctx, tasks)
+}
+
+// NodeTasks is the node's refresh on the interval. The first refresh
+// registers the target's collectors (so a scrape never sees them empty);
+// done unregisters them.
+func (s *Collectors) NodeTasks(t Target, control *redis.Client) ([]Task, func()) {
+	log := s.log.With("target", t.Name)
+	if t.Node != "" {
+		log = log.With("node", t.Node)
+	}
+	cmds := make([]string, len(t.Probe.Commands))
+	for i, c := range t.Probe.Commands {
+		cmds[i] = c.Name
+	}
+	cfg := collector.TargetConfig{
+		Name: t.Name, Node: t.Node, Commands: cmds, Paths: s.paths, Enabled: s.enabled, Log: log,
+		ServerClassicBuckets: s.classic, Processes: s.processes, HostFacts: s.hostFacts,
+	}
+	if s.intrinsic != nil {
+		cfg.Intrinsic = newIntrinsicReader(s.intrinsic).worst
+	}
+	tgt := collector.NewTarget(cfg, control)
+	var registered, failed bool
+	var unboard func()
+	run := func(ctx context.Context) {
+		if failed {
+			return
+		}
+		s.refresh(ctx, tgt)
+		if registered {
+			return
+		}
+		if err := s.reg.Register(tgt); err != nil {
+			log.Error("cannot register the target's collectors", "err", err)
+			failed = true
+			return
+		}
+		registered, unboard = true, s.checks.add(t, tgt)
+	}
+	done := func() {
+		if registered {
+			unboard()
+			s.reg.Unregister(tgt)
+		}
+	}
+	return []Task{{Every: s.interval, Run: run}}, done
+}
+
+// refresh bounds one refresh by the interval, so a slow Redis never piles
+// refreshes up.
+func (s *Collectors) refresh(ctx context.Context, tgt *collector.Target) {
+	rctx, cancel := context.WithTimeout(ctx, s.interval)
+	defer cancel()
+	tgt.Refresh(rctx)
+}
+
+// intrinsicReader turns the prober's intrinsic-latency histogram into "the
+// worst scheduling gap since the last call", at the resolution of its
+// classic buckets (which have a bound at exactly 1 ms, the check's
+// threshold). Each target has its own reader, so each sees every window.
+type intrinsicReader struct {
+	h    prometheus.Metric
+	mu   sync.Mutex
+	prev []uint64 // cumulative counts at the last call
+	n    uint64
+}
+
+func newIntrinsicReader(h prometheus.Metric) *intrinsicReader { return &intrinsicReader{h: h} }
+
+// worst returns the smallest bucket bound that holds every sample taken
+// since the previous call; ok is false when there was none.
+func (r *intrinsicReader) worst() (time.Duration, bool) {
+	var m dto.Metric
+	if err := r.h.Write(&m); err != nil || m.GetHistogram() == nil {
+		return 0, false
+	}
+	h := m.GetHistogram()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cum := make([]uint64, len(h.GetBucket()))
+	for i, b := range h.GetBucket() {
+		cum[i] = b.GetCumulativeCount()
+	}
+	prev, prevN := r.prev, r.n
+	r.prev, r.n = cum, h.GetSampleCount()
+	if len(prev) != len(cum) {
+		prev = make([]uint64, len(cum))
+		prevN = 0
+	}
+	fresh := h.GetSampleCount() - prevN
+	if fresh == 0 {
+		return 0, false
+	}
+	for i, b := range h.GetBucket() {
+		if cum[i]-prev[i] == fresh {
+			return time.Duration(b.GetUpperBound() * float64(time.Second)), true
+		}
+	}
+	// Beyond the largest bucket: twice its bound, a lower bound of the truth.
+	if n := len(h.GetBucket()); n > 0 {
+		return time.Duration(2 * h.GetBucket()[n-1].GetUpperBound() * float64(time.Second)), true
+	}
+	return 0, false
+}
+
+// checkBoard holds the collector target of every running node, so the
+// status page can list the checks that fail at their last evaluation. One
+// pointer a running node, removed when the node stops; the zero value is
+// ready.
+type checkBoard struct {
+	mu    sync.Mutex
+	nodes map[[2]string]*collector.Target
+}
+
+func (b *checkBoard) add(t Target, tgt *collector.Target) (remove func()) {
+	key := [2]string{t.Name, t.Node}
+	b.mu.Lock()
+	if b.nodes == nil {
+		b.nodes = map[[2]string]*collector.Target{}
+	}
+	b.nodes[key] = tgt
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		if b.nodes[key] == tgt {
+			delete(b.nodes, key)
+		}
+		b.mu.Unlock()
+	}
+}
+
+var _ CheckSource = (*Collectors)(nil)
+
+// FailingChecks serves the status page: the node's checks that failed at
+// the last refresh.
+func (s *Collectors) FailingChecks(target, node string) ([]collector.FailedCheck, bool) {
+	s.checks.mu.Lock()
+	tgt := s.checks.nodes[[2]string{target, node}]
+	s.checks.mu.Unlock()
+	if tgt == nil {
+		return nil, false
+	}
+	return tgt.FailingChecks()
+}

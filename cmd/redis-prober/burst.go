@@ -316,8 +316,7 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 	step := cmd.Flag("step", "Run a step-load capacity search instead of one burst.").Bool()
 	sf := addStepFlags(cmd, "", "0")
 	reportFile := cmd.Flag("report", "With --step: write a Markdown report here and its SVG chart beside it.").String()
-	procfs := cmd.Flag("path.procfs", "procfs mount point, for the environment snapshot.").Default("/proc").String()
-	sysfs := cmd.Flag("path.sysfs", "sysfs mount point, for the environment snapshot.").Default("/sys").String()
+	paths := addPathFlags(cmd) // the environment snapshot reads the host there
 	trials := intFlag(cmd, "trials", "Run the burst N times in a row (memtier's --run-count); the report keeps each run's figures, so compare can judge the spread, "+
 		"and a summary gives their median and range (not with --step).", "1")
 	var trialsSet bool
@@ -379,7 +378,7 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 		if ver == "" {
 			ver = "devel" // built without the Makefile's version ldflags
 		}
-		envSnap := report.SnapshotEnvironment(ctx, control, report.HostPaths{Proc: *procfs, Sys: *sysfs},
+		envSnap := report.SnapshotEnvironment(ctx, control, report.HostPaths{Proc: *paths.procfs, Sys: *paths.sysfs},
 			ver, version.Revision)
 
 		var rep *report.Report

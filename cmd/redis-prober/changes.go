@@ -6,22 +6,19 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
 )
 
 // addChangeRunFlags declares the change-detection flags of `run`
-// (--changes.*) and returns their extension. The host is read under the
-// collectors' --path.procfs and --path.sysfs, which it declares when they
-// are not declared yet (so it must come after addCollectorRunFlags).
-func addChangeRunFlags(cmd *kingpin.CmdClause) extension {
+// (--changes.*) and returns their extension. The host is read under paths,
+// the --path.* flags run declared.
+func addChangeRunFlags(cmd *kingpin.CmdClause, paths pathFlags) extension {
 	interval := durationFlag(cmd, "changes.interval",
 		"How often to look for changes: on every target restart, version, config, role, maxmemory; on the host kernel, THP and sysctls (0 disables).", "10s")
 	window := durationFlag(cmd, "changes.window",
 		"Probe latency window kept before the last change and since it (redis_prober_change_latency_seconds).", "30m")
 	minSamples := intFlag(cmd, "changes.min-samples",
 		"Samples of a command a window needs before its quantiles are exported.", "300")
-	procfs, sysfs := pathFlag(cmd, "path.procfs", "/proc"), pathFlag(cmd, "path.sysfs", "/sys")
 
 	return func(env extensionEnv) ([]engine.Service, error) {
 		if *interval == 0 {
@@ -37,20 +34,10 @@ func addChangeRunFlags(cmd *kingpin.CmdClause) extension {
 			return nil, usagef("--changes.min-samples: %d must be at least 1", *minSamples)
 		}
 		svc := engine.NewChanges(engine.ChangesConfig{Interval: *interval, Window: *window, MinSamples: uint64(*minSamples),
-			Paths: collector.Paths{ProcFS: procfs(), SysFS: sysfs()}}, env.log, env.metrics)
+			Paths: paths.paths()}, env.log, env.metrics)
 		if err := env.reg.Register(svc); err != nil {
 			return nil, fmt.Errorf("register change metrics: %w", err)
 		}
 		return []engine.Service{svc}, nil
 	}
-}
-
-// pathFlag returns the value of a --path.* flag another feature declared,
-// or declares it.
-func pathFlag(cmd *kingpin.CmdClause, name, def string) func() string {
-	if f := cmd.GetFlag(name); f != nil {
-		return func() string { return f.Model().Value.String() }
-	}
-	v := cmd.Flag(name, name+" mountpoint.").Default(def).String()
-	return func() string { return *v }
 }

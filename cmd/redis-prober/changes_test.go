@@ -8,17 +8,19 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 )
 
-func TestPathFlagSharesTheCollectorsFlag(t *testing.T) {
+// The collectors and the change watch read the host under one pair of
+// --path.* flags, declared once (kingpin refuses a flag declared twice).
+func TestPathFlagsDeclaredOnce(t *testing.T) {
 	app := kingpin.New("test", "")
 	cmd := app.Command("run", "")
-	addCollectorRunFlags(cmd)
-	procfs := pathFlag(cmd, "path.procfs", "/proc")  // declared by the collectors
-	other := pathFlag(cmd, "path.elsewhere", "/def") // declared here
-	if _, err := app.Parse([]string{"run", "--path.procfs=/host/proc"}); err != nil {
+	paths := addPathFlags(cmd)
+	addCollectorRunFlags(cmd, paths)
+	addChangeRunFlags(cmd, paths)
+	if _, err := app.Parse([]string{"run", "--path.procfs=/host/proc", "--path.sysfs=/host/sys"}); err != nil {
 		t.Fatal(err)
 	}
-	if procfs() != "/host/proc" || other() != "/def" {
-		t.Fatalf("procfs %q, other %q", procfs(), other())
+	if got := paths.paths(); got.ProcFS != "/host/proc" || got.SysFS != "/host/sys" {
+		t.Fatalf("paths %+v", got)
 	}
 }
 

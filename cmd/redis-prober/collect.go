@@ -27,16 +27,15 @@ func (p pathFlags) paths() collector.Paths {
 }
 
 // addCollectorRunFlags declares the collector flags of `run`: one
-// --collector.<name> / --no-collector.<name> per entry of collector.All(),
-// --path.procfs, --path.sysfs and --collector.refresh-interval. Its
+// --collector.<name> / --no-collector.<name> per entry of collector.All()
+// and --collector.refresh-interval; the host is read under paths. Its
 // extension registers the host collectors once and returns the service that
 // runs the Redis-side collectors of each target.
-func addCollectorRunFlags(g flagGroup) extension {
+func addCollectorRunFlags(g flagGroup, paths pathFlags) extension {
 	enabled := map[string]*bool{}
 	for _, d := range collector.All() {
 		enabled[d.Name] = g.Flag("collector."+d.Name, d.Help+" Disable with --no-collector."+d.Name+".").Default("true").Bool()
 	}
-	paths := addPathFlags(g)
 	interval := durationFlag(g, "collector.refresh-interval",
 		"How often the Redis-side collectors read INFO, LATENCY and CONFIG; scrapes read the cache and never call Redis.", "5s")
 	serverClassic := g.Flag("collector.server-latency.classic-buckets",

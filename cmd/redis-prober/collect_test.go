@@ -26,7 +26,7 @@ func collectorExtension(t *testing.T, args ...string) (*prometheus.Registry, []e
 	t.Helper()
 	app := kingpin.New("test", "")
 	app.Terminate(nil)
-	ext := addCollectorRunFlags(app)
+	ext := addCollectorRunFlags(app, addPathFlags(app))
 	if _, err := app.Parse(args); err != nil {
 		return nil, nil, err
 	}
@@ -37,7 +37,7 @@ func collectorExtension(t *testing.T, args ...string) (*prometheus.Registry, []e
 
 func TestCollectorFlagsComeFromTheList(t *testing.T) {
 	app := kingpin.New("test", "")
-	addCollectorRunFlags(app)
+	addCollectorRunFlags(app, addPathFlags(app))
 	for _, d := range collector.All() {
 		if app.GetFlag("collector."+d.Name) == nil {
 			t.Errorf("no --collector.%s flag", d.Name)

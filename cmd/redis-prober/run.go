@@ -178,10 +178,13 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 	probeF := addProbeFlags(cmd)
 	// Each feature beyond the probe declares its own flags and hands back
 	// the per-target services it wants the engine to run.
+	// --path.procfs and --path.sysfs are declared once: the collectors and
+	// the change watch read the same host.
+	paths := addPathFlags(cmd)
 	extensions := []extension{
-		addCollectorRunFlags(cmd),
+		addCollectorRunFlags(cmd, paths),
 		addBurstRunFlags(cmd),
-		addChangeRunFlags(cmd),
+		addChangeRunFlags(cmd, paths),
 	}
 	src := &targetSource{redis: redisF, probe: probeF, discovery: addDiscoveryFlags(cmd)}
 	cmd.Flag("config.file", "YAML file listing targets (see docs/configuration.md); flags give its defaults. Reloaded on SIGHUP (and POST /-/reload with --web.enable-lifecycle).").

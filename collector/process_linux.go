@@ -8,24 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
-
-// ProcessStats is what /proc says about the redis-server process.
-type ProcessStats struct {
-	PID                 int
-	RSSBytes            uint64
-	SwapBytes           uint64
-	AnonHugePagesBytes  uint64
-	HasAnonHugePages    bool // smaps_rollup needs ptrace-read access
-	VoluntarySwitches   uint64
-	InvoluntarySwitches uint64
-	OpenFilesLimit      uint64 // soft limit; 0 when unlimited or unknown
-	HasOpenFilesLimit   bool
-	CPUsAllowed         int // 0 when unknown
-	NUMANodesAllowed    int // 0 when unknown
-}
 
 // processStatus holds the fields of /proc/<pid>/status we use.
 type processStatus struct {
@@ -197,33 +180,6 @@ func parseBootTime(stat []byte) (int64, error) {
 	return 0, errors.New("stat: no btime")
 }
 
-// startSlack is how far the process start time may be from the one INFO
-// implies (uptime_in_seconds is whole seconds).
-const startSlack = 5.0
-
-// Identity is what INFO says about the process, to tell it from another
-// process with the same PID in another namespace.
-type Identity struct {
-	PID     int
-	TCPPort int
-	// Started is the Unix time the server started (server_time_usec -
-	// uptime_in_seconds); 0 when unknown.
-	Started float64
-}
-
-// IdentityFromInfo reads the process identity from INFO.
-func IdentityFromInfo(info Info) Identity {
-	pid, _ := info.Int("process_id")
-	port, _ := info.Int("tcp_port")
-	id := Identity{PID: int(pid), TCPPort: int(port)}
-	now, ok1 := info.Float("server_time_usec")
-	up, ok2 := info.Float("uptime_in_seconds")
-	if ok1 && ok2 && now > 0 {
-		id.Started = now/1e6 - up
-	}
-	return id
-}
-
 // ReadProcess reads the Redis process from /proc, after checking that it is
 // really the server we talk to: its name is redis-server (or
 // valkey-server), when its title shows a listening port that port is the
@@ -319,60 +275,4 @@ func titlePort(cmdline []byte) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// processDescs are the series of the process collector.
-type processDescs struct {
-	swap, rss, anonHuge, openFiles, switches, cpus, nodes *prometheus.Desc
-}
-
-func newProcessDescs(cl prometheus.Labels) processDescs {
-	return processDescs{
-		swap: prometheus.NewDesc("redis_prober_process_swap_bytes",
-			"Memory of the redis-server process that sits in swap (/proc/<pid>/status VmSwap); any is a latency hazard.", nil, cl),
-		rss: prometheus.NewDesc("redis_prober_process_rss_bytes",
-			"Resident memory of the redis-server process (/proc/<pid>/status VmRSS).", nil, cl),
-		anonHuge: prometheus.NewDesc("redis_prober_process_anon_hugepages_bytes",
-			"Memory of the redis-server process backed by transparent huge pages (/proc/<pid>/smaps_rollup AnonHugePages).", nil, cl),
-		openFiles: prometheus.NewDesc("redis_prober_process_open_files_limit",
-			"Soft open-files limit of the redis-server process (/proc/<pid>/limits).", nil, cl),
-		switches: prometheus.NewDesc("redis_prober_process_context_switches_total",
-			"Context switches of the redis-server main thread, by kind (voluntary, involuntary: preempted by another task).",
-			[]string{"kind"}, cl),
-		cpus: prometheus.NewDesc("redis_prober_process_cpus_allowed",
-			"CPUs the redis-server process may run on (/proc/<pid>/status Cpus_allowed_list).", nil, cl),
-		nodes: prometheus.NewDesc("redis_prober_process_numa_nodes_allowed",
-			"NUMA nodes the redis-server process may allocate from (/proc/<pid>/status Mems_allowed_list).", nil, cl),
-	}
-}
-
-func (d processDescs) describe(ch chan<- *prometheus.Desc) {
-	for _, x := range []*prometheus.Desc{d.swap, d.rss, d.anonHuge, d.openFiles, d.switches, d.cpus, d.nodes} {
-		ch <- x
-	}
-}
-
-func (d processDescs) emit(ch chan<- prometheus.Metric, ps *ProcessStats) {
-	if ps == nil {
-		return
-	}
-	gauge := func(desc *prometheus.Desc, v float64) {
-		constMetric(ch, desc, prometheus.GaugeValue, v)
-	}
-	gauge(d.swap, float64(ps.SwapBytes))
-	gauge(d.rss, float64(ps.RSSBytes))
-	if ps.HasAnonHugePages {
-		gauge(d.anonHuge, float64(ps.AnonHugePagesBytes))
-	}
-	if ps.HasOpenFilesLimit {
-		gauge(d.openFiles, float64(ps.OpenFilesLimit))
-	}
-	constMetric(ch, d.switches, prometheus.CounterValue, float64(ps.VoluntarySwitches), "voluntary")
-	constMetric(ch, d.switches, prometheus.CounterValue, float64(ps.InvoluntarySwitches), "involuntary")
-	if ps.CPUsAllowed > 0 {
-		gauge(d.cpus, float64(ps.CPUsAllowed))
-	}
-	if ps.NUMANodesAllowed > 0 {
-		gauge(d.nodes, float64(ps.NUMANodesAllowed))
-	}
 }

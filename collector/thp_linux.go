@@ -8,13 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// THPMode is one transparent-huge-pages setting: the modes the kernel offers
-// and the active one (the bracketed word).
-type THPMode struct {
-	Modes  []string
-	Active string
-}
-
 // parseTHPMode parses a /sys/kernel/mm/transparent_hugepage file such as
 // "always [madvise] never". Exactly one mode must be bracketed.
 func parseTHPMode(s string) (THPMode, error) {

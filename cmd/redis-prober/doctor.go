@@ -12,7 +12,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
 	"github.com/redis-prober/redis-prober/internal/doctor"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // addDoctorCommand declares `redis-prober doctor`: a one-shot host and Redis
@@ -67,6 +67,5 @@ func useColour(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(f.Fd()))
 }

@@ -72,7 +72,7 @@ func startProber(t *testing.T, bin, redisURL string, args ...string) *prober {
 	argv := append([]string{"run", "--redis.addr=" + redisURL, "--web.listen-address=" + p.addr}, args...)
 	cmd := exec.Command(bin, argv...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		t.Fatalf("start prober: %v", err)

@@ -158,7 +158,7 @@ func (s *Server) start(t testing.TB, bin, cfgPath string, port int, classicOnly 
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Its own process group, killed with the test binary, so no Prometheus
 	// outlives a crashed test.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return fmt.Errorf("start %s: %w", bin, err)

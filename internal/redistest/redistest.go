@@ -198,7 +198,7 @@ func (s *Server) start() error {
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Dir = s.Dir
 	// Its own process group, so a stopped test leaves no orphan.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package collector
+
+func newPressureCollector(Paths) source { return unavailable("memory pressure (PSI)") }

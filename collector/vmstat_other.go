@@ -1,0 +1,5 @@
+//go:build !linux
+
+package collector
+
+func newVMStatCollector(Paths) source { return unavailable("vmstat") }

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package redistest
+
+import "syscall"
+
+// sysProcAttr puts the child in its own process group. There is no parent
+// death signal outside Linux: a crashed test binary may leave its server
+// running until the temp dir is cleaned up.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -296,7 +294,7 @@ func (b *Runner) load(ctx context.Context, plan Plan, written *writtenKeys, res 
 		cw.Add(1)
 		go func() {
 			defer cw.Done()
-			l.run(ctx, i, l.clients[i], conns[i], l.shards[i%nShards], seq)
+			newLoadWorker(l, i, l.clients[i], conns[i], l.shards[i%nShards], seq).run(ctx)
 		}()
 	}
 	monitorDone := make(chan struct{})
@@ -409,208 +407,6 @@ func requestResult(err error) prober.Result {
 		return prober.ResultTimeout
 	}
 	return prober.ResultError
-}
-
-// run is one client: claim due slots, send them as one pipeline, read the
-// replies, record. It owns one connection at a time; a broken one is
-// replaced on the next batch.
-func (l *burstLoad) run(ctx context.Context, ci int, lc *loadClient, conn *burstConn, shard *statShard, seq []int) {
-	defer func() {
-		if conn != nil {
-			conn.Close()
-		}
-	}()
-	plan := l.plan
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(ci)))
-	readGen, writeGen := plan.Keys.Gen(plan.Keys.GetPattern), plan.Keys.Gen(plan.Keys.SetPattern)
-	if plan.Keys.GetPattern == 'S' && plan.Keys.SetPattern == 'S' {
-		writeGen = readGen // one walk for both, as memtier's S:S
-	}
-	shared := valueBytes(max(plan.DataSize, plan.DataMax))
-	args := reqArgs{ttl: bulkString(strconv.FormatInt(plan.KeyTTL.Milliseconds(), 10))}
-	ops := make([]*burstOp, len(plan.Mix))
-	prefixes := make([][]byte, len(plan.Mix))
-	for m, e := range plan.Mix {
-		ops[m] = &burstOps[burstOpIndex(e.Op)]
-		prefixes[m] = []byte(burstKeyPrefix(plan.Namespace, ops[m].kind))
-	}
-	var keyBufs [mgetKeys][]byte
-	batch := make([]sample, plan.Pipeline)
-	intended := make([]time.Duration, plan.Pipeline)
-	pos := (ci * 7) % len(seq) // clients start at different points of the cycle
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	var idleFrom time.Duration = -1
-	lim := burstLimits(plan)
-	var redial time.Duration // pause before the next dial
-
-	for !l.stopped.Load() {
-		now := time.Since(l.t0)
-		if now >= l.end {
-			l.stop(Decision{}, "test-time")
-			return
-		}
-		first, n, wait := l.pacer.ClaimDue(now, plan.Pipeline)
-		if n == 0 {
-			idleFrom = now
-			timer.Reset(min(wait, l.end) - now)
-			select {
-			case <-timer.C:
-			case <-l.stopCh:
-				return
-			}
-			continue
-		}
-		// The requests bound counts measured requests only.
-		measuredFrom := n
-		for j := range n {
-			intended[j] = l.pacer.Due(first+int64(j), now)
-			if intended[j] >= l.warmEnd && measuredFrom == n {
-				measuredFrom = j
-			}
-		}
-		if plan.Requests > 0 && measuredFrom < n {
-			want := int64(n - measuredFrom)
-			if over := l.requests.Add(want) - plan.Requests; over > 0 {
-				n -= int(min(over, want))
-				if n <= measuredFrom {
-					l.stop(Decision{}, "requests")
-				}
-			}
-		}
-		var dialErr error
-		if conn == nil {
-			if redial > 0 {
-				timer.Reset(redial)
-				select {
-				case <-timer.C:
-				case <-l.stopCh:
-					return
-				}
-			}
-			if conn, dialErr = dialBurst(ctx, l.b.Endpoint, plan.Timeout, lim, l.register); dialErr != nil {
-				redial = nextRedialPause(redial)
-			}
-		}
-
-		var w []byte
-		if conn != nil {
-			w = conn.w[:0]
-		}
-		for j := range n {
-			m := seq[pos]
-			pos = (pos + 1) % len(seq)
-			op := ops[m]
-			gen := readGen
-			if op.write {
-				gen = writeGen
-			}
-			idx := gen.Next(rng)
-			for k := range op.keys {
-				v := idx
-				if k > 0 {
-					v = gen.Next(rng)
-				}
-				keyBufs[k] = strconv.AppendInt(append(keyBufs[k][:0], prefixes[m]...), v, 10)
-				args.keys[k] = keyBufs[k]
-			}
-			s := &batch[j]
-			*s = sample{op: m, measured: intended[j] >= l.warmEnd}
-			wireStart := len(w)
-			if op.write {
-				size := plan.DataSize
-				if plan.DataMax > plan.DataSize {
-					size += rng.IntN(plan.DataMax - plan.DataSize + 1)
-				}
-				args.value = shared[:size]
-				payload := int64(len(keyBufs[0]) + size)
-				if l.bytes.Add(payload) > plan.MaxBytes {
-					l.bytes.Add(-payload)
-					l.stop(Decision{}, "bytes")
-					n = j
-					break
-				}
-				args.elem = rng.IntN(hashFields * zsetMembers)
-				// Marked before it is sent: cleanup deletes it even if
-				// the reply never comes.
-				first := l.written.mark(op.kind, idx)
-				w = op.encode(w, &args)
-				if first && !op.ttlInline {
-					w = encodeExpire(w, &args)
-					s.extra = true
-				}
-			} else {
-				w = op.encode(w, &args)
-			}
-			s.out = int64(len(w) - wireStart)
-		}
-		if n == 0 {
-			return
-		}
-
-		lc.inflightFrom.Store(int64(intended[0]))
-		lc.inflightN.Store(int64(n))
-		ioErr := dialErr
-		if conn != nil {
-			conn.w = w
-			ioErr = conn.flush()
-		}
-		for j := range n {
-			s := &batch[j]
-			var err error
-			var rn, nils int64
-			if ioErr == nil {
-				rn, nils, err = conn.read()
-				if s.extra && (err == nil || requestResult(err) == prober.ResultError) {
-					if _, _, xerr := conn.read(); xerr != nil {
-						if _, ok := xerr.(errorReply); !ok {
-							err = xerr
-						}
-					}
-				}
-				if err != nil {
-					if _, ok := err.(errorReply); !ok {
-						ioErr = err // the stream is lost: the rest fail alike
-					}
-				}
-			} else {
-				err = ioErr
-			}
-			end := time.Since(l.t0)
-			start := intended[j]
-			if idleFrom >= 0 && start > idleFrom {
-				// This client sat idle waiting for the slot: its timer's
-				// lateness is host jitter, not Redis latency (as the probe
-				// charges it, see chargeFrom).
-				start = max(start, now)
-			}
-			s.lat = end - start
-			s.res = requestResult(err)
-			s.hit, s.miss = ops[s.op].hitsOf(rn, nils, err)
-			if ops[s.op].hits == hitsBulk && rn > 0 {
-				s.in = rn
-			}
-			s.end = end
-			if s.res != prober.ResultOK && l.isAborted() {
-				s.interrupted = true
-				l.interrupted.Add(1)
-			}
-			if s.measured && !s.interrupted && l.b.Recorder != nil {
-				l.b.Recorder.Record(s.op, s.res, s.lat)
-			}
-		}
-		lc.inflightN.Store(0)
-		idleFrom = -1
-		shard.add(batch[:n])
-		switch {
-		case ioErr == nil:
-			redial = 0
-		case conn != nil:
-			conn.Close()
-			conn = nil
-			redial = nextRedialPause(redial)
-		}
-	}
 }
 
 func (l *burstLoad) isAborted() bool {

@@ -1,0 +1,296 @@
+package burst
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// loadWorker is one client of a running load: it claims the slots that
+// are due, encodes them as one pipeline, exchanges it with the server and
+// records every reply. It owns one connection at a time; a broken one is
+// replaced on the next batch.
+type loadWorker struct {
+	l     *burstLoad
+	lc    *loadClient
+	conn  *burstConn // nil after a failure, until the next dial
+	shard *statShard
+	seq   []int // the mix's request cycle
+	pos   int   // where this client is in seq
+	rng   *rand.Rand
+	lim   resp.Limits
+
+	readGen, writeGen KeyGen
+	shared            []byte // every value is a prefix of it
+	args              reqArgs
+	ops               []*burstOp // per mix entry
+	prefixes          [][]byte   // per mix entry
+	keyBufs           [mgetKeys][]byte
+
+	batch    []sample
+	intended []time.Duration // per request of the batch, since t0
+	timer    *time.Timer
+	now      time.Duration // when the batch was claimed, since t0
+	idleFrom time.Duration // when this client began waiting for a slot; -1 when it did not
+	redial   time.Duration // pause before the next dial
+}
+
+func newLoadWorker(l *burstLoad, ci int, lc *loadClient, conn *burstConn, shard *statShard, seq []int) *loadWorker {
+	plan := l.plan
+	w := &loadWorker{l: l, lc: lc, conn: conn, shard: shard, seq: seq,
+		pos:      (ci * 7) % len(seq), // clients start at different points of the cycle
+		rng:      rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(ci))),
+		lim:      burstLimits(plan),
+		readGen:  plan.Keys.Gen(plan.Keys.GetPattern),
+		writeGen: plan.Keys.Gen(plan.Keys.SetPattern),
+		shared:   valueBytes(max(plan.DataSize, plan.DataMax)),
+		args:     reqArgs{ttl: bulkString(strconv.FormatInt(plan.KeyTTL.Milliseconds(), 10))},
+		ops:      make([]*burstOp, len(plan.Mix)),
+		prefixes: make([][]byte, len(plan.Mix)),
+		batch:    make([]sample, plan.Pipeline),
+		intended: make([]time.Duration, plan.Pipeline),
+		idleFrom: -1,
+	}
+	if plan.Keys.GetPattern == 'S' && plan.Keys.SetPattern == 'S' {
+		w.writeGen = w.readGen // one walk for both, as memtier's S:S
+	}
+	for m, e := range plan.Mix {
+		w.ops[m] = &burstOps[burstOpIndex(e.Op)]
+		w.prefixes[m] = []byte(burstKeyPrefix(plan.Namespace, w.ops[m].kind))
+	}
+	return w
+}
+
+// run loops over batches until a bound, an abort or ctx ends the load.
+func (w *loadWorker) run(ctx context.Context) {
+	w.timer = time.NewTimer(time.Hour)
+	defer w.timer.Stop()
+	defer func() {
+		if w.conn != nil {
+			w.conn.Close()
+		}
+	}()
+	l := w.l
+	for !l.stopped.Load() {
+		n, ok := w.claim()
+		if !ok {
+			return
+		}
+		if n == 0 {
+			continue // waited for a slot
+		}
+		dialErr, ok := w.connect(ctx)
+		if !ok {
+			return
+		}
+		buf, n := w.encode(n)
+		if n == 0 {
+			return
+		}
+		ioErr := w.exchange(buf, n, dialErr)
+		w.shard.add(w.batch[:n])
+		switch {
+		case ioErr == nil:
+			w.redial = 0
+		case w.conn != nil:
+			w.conn.Close()
+			w.conn = nil
+			w.redial = nextRedialPause(w.redial)
+		}
+	}
+}
+
+// claim takes up to a pipeline of due slots and sets their intended start
+// times; with none due it waits for the next one and returns 0. It trims
+// the batch to the requests bound (which counts measured requests only).
+// ok is false when the load is over.
+func (w *loadWorker) claim() (n int, ok bool) {
+	l, plan := w.l, w.l.plan
+	now := time.Since(l.t0)
+	if now >= l.end {
+		l.stop(Decision{}, "test-time")
+		return 0, false
+	}
+	first, n, wait := l.pacer.ClaimDue(now, plan.Pipeline)
+	if n == 0 {
+		w.idleFrom = now
+		w.timer.Reset(min(wait, l.end) - now)
+		select {
+		case <-w.timer.C:
+			return 0, true
+		case <-l.stopCh:
+			return 0, false
+		}
+	}
+	w.now = now
+	measuredFrom := n
+	for j := range n {
+		w.intended[j] = l.pacer.Due(first+int64(j), now)
+		if w.intended[j] >= l.warmEnd && measuredFrom == n {
+			measuredFrom = j
+		}
+	}
+	if plan.Requests > 0 && measuredFrom < n {
+		want := int64(n - measuredFrom)
+		if over := l.requests.Add(want) - plan.Requests; over > 0 {
+			n -= int(min(over, want))
+			if n <= measuredFrom {
+				l.stop(Decision{}, "requests")
+			}
+		}
+	}
+	return n, true
+}
+
+// connect dials again when the last connection failed, after the redial
+// pause; a failed dial fails the batch (dialErr). ok is false when the load
+// stopped during the pause.
+func (w *loadWorker) connect(ctx context.Context) (dialErr error, ok bool) {
+	if w.conn != nil {
+		return nil, true
+	}
+	l := w.l
+	if w.redial > 0 {
+		w.timer.Reset(w.redial)
+		select {
+		case <-w.timer.C:
+		case <-l.stopCh:
+			return nil, false
+		}
+	}
+	if w.conn, dialErr = dialBurst(ctx, l.b.Endpoint, l.plan.Timeout, w.lim, l.register); dialErr != nil {
+		w.conn = nil
+		w.redial = nextRedialPause(w.redial)
+	}
+	return dialErr, true
+}
+
+// encode writes the batch's n requests into the connection's buffer: the
+// next commands of the cycle, their keys drawn from the generators, every
+// written key marked before it is sent. The bytes bound may end the batch
+// (and the load) early: it returns the buffer and how many requests it holds.
+func (w *loadWorker) encode(n int) ([]byte, int) {
+	l, plan := w.l, w.l.plan
+	var buf []byte
+	if w.conn != nil {
+		buf = w.conn.w[:0]
+	}
+	for j := range n {
+		m := w.seq[w.pos]
+		w.pos = (w.pos + 1) % len(w.seq)
+		op := w.ops[m]
+		gen := w.readGen
+		if op.write {
+			gen = w.writeGen
+		}
+		idx := gen.Next(w.rng)
+		for k := range op.keys {
+			v := idx
+			if k > 0 {
+				v = gen.Next(w.rng)
+			}
+			w.keyBufs[k] = strconv.AppendInt(append(w.keyBufs[k][:0], w.prefixes[m]...), v, 10)
+			w.args.keys[k] = w.keyBufs[k]
+		}
+		s := &w.batch[j]
+		*s = sample{op: m, measured: w.intended[j] >= l.warmEnd}
+		wireStart := len(buf)
+		if op.write {
+			size := plan.DataSize
+			if plan.DataMax > plan.DataSize {
+				size += w.rng.IntN(plan.DataMax - plan.DataSize + 1)
+			}
+			w.args.value = w.shared[:size]
+			payload := int64(len(w.keyBufs[0]) + size)
+			if l.bytes.Add(payload) > plan.MaxBytes {
+				l.bytes.Add(-payload)
+				l.stop(Decision{}, "bytes")
+				return buf, j
+			}
+			w.args.elem = w.rng.IntN(hashFields * zsetMembers)
+			// Marked before it is sent: cleanup deletes it even if
+			// the reply never comes.
+			first := l.written.mark(op.kind, idx)
+			buf = op.encode(buf, &w.args)
+			if first && !op.ttlInline {
+				buf = encodeExpire(buf, &w.args)
+				s.extra = true
+			}
+		} else {
+			buf = op.encode(buf, &w.args)
+		}
+		s.out = int64(len(buf) - wireStart)
+	}
+	return buf, n
+}
+
+// exchange sends the batch as one pipeline and reads its replies in
+// order, recording each as it comes. A lost stream (or a failed dial,
+// dialErr) fails the rest of the batch alike; it returns that error.
+func (w *loadWorker) exchange(buf []byte, n int, dialErr error) error {
+	w.lc.inflightFrom.Store(int64(w.intended[0]))
+	w.lc.inflightN.Store(int64(n))
+	ioErr := dialErr
+	if w.conn != nil {
+		w.conn.w = buf
+		ioErr = w.conn.flush()
+	}
+	for j := range n {
+		s := &w.batch[j]
+		var err error
+		var rn, nils int64
+		if ioErr == nil {
+			rn, nils, err = w.conn.read()
+			if s.extra && (err == nil || requestResult(err) == prober.ResultError) {
+				if _, _, xerr := w.conn.read(); xerr != nil {
+					if _, ok := xerr.(errorReply); !ok {
+						err = xerr
+					}
+				}
+			}
+			if err != nil {
+				if _, ok := err.(errorReply); !ok {
+					ioErr = err // the stream is lost: the rest fail alike
+				}
+			}
+		} else {
+			err = ioErr
+		}
+		w.record(s, j, rn, nils, err)
+	}
+	w.lc.inflightN.Store(0)
+	w.idleFrom = -1
+	return ioErr
+}
+
+// record finishes request j of the batch: its latency from its intended
+// start, its result, hits and misses, and the recorder when measured.
+func (w *loadWorker) record(s *sample, j int, rn, nils int64, err error) {
+	l := w.l
+	end := time.Since(l.t0)
+	start := w.intended[j]
+	if w.idleFrom >= 0 && start > w.idleFrom {
+		// This client sat idle waiting for the slot: its timer's
+		// lateness is host jitter, not Redis latency (as the probe
+		// charges it, see prober's chargeFrom).
+		start = max(start, w.now)
+	}
+	s.lat = end - start
+	s.res = requestResult(err)
+	s.hit, s.miss = w.ops[s.op].hitsOf(rn, nils, err)
+	if w.ops[s.op].hits == hitsBulk && rn > 0 {
+		s.in = rn
+	}
+	s.end = end
+	if s.res != prober.ResultOK && l.isAborted() {
+		s.interrupted = true
+		l.interrupted.Add(1)
+	}
+	if s.measured && !s.interrupted && l.b.Recorder != nil {
+		l.b.Recorder.Record(s.op, s.res, s.lat)
+	}
+}

@@ -69,10 +69,10 @@ func HistogramOpts(name, help string, buckets []float64) prometheus.HistogramOpt
 // targets; ForTarget hands out pre-resolved children so the hot path never
 // looks a label up.
 type Metrics struct {
-	latency     *prometheus.HistogramVec
+	latency     *histVec
 	requests    *prometheus.CounterVec
 	up          *prometheus.GaugeVec
-	connect     *prometheus.HistogramVec
+	connect     *histVec
 	connects    *prometheus.CounterVec
 	objective   *prometheus.GaugeVec
 	intrinsic   prometheus.Histogram
@@ -101,10 +101,10 @@ var (
 // NewMetrics registers the prober's series on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		latency: prometheus.NewHistogramVec(HistogramOpts(
+		latency: newHistVec(
 			"redis_prober_latency_seconds",
 			"Latency of each request, from its intended start (its departure when it was sent on time) to the arrival of the reply's last bytes; on kernel-stamped connections (redis_prober_probe_clock_info) both ends are the kernel's timestamps, so this host's scheduling is not in it.",
-			LatencyBuckets), []string{"target", "node", "command", "phase"}),
+			LatencyBuckets, []string{"target", "node", "command", "phase"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redis_prober_requests_total",
 			Help: "Requests sent to Redis, by result (ok, error, timeout).",
@@ -113,10 +113,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "redis_prober_up",
 			Help: "1 when the last probe got an answer from Redis (a reply or a Redis error), 0 on timeout or connection failure.",
 		}, []string{"target", "node"}),
-		connect: prometheus.NewHistogramVec(HistogramOpts(
+		connect: newHistVec(
 			"redis_prober_connect_latency_seconds",
 			"Dial, TLS, AUTH and the first PING reply on a fresh connection.",
-			connectBuckets), []string{"target", "node"}),
+			connectBuckets, []string{"target", "node"}),
 		connects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "redis_prober_connects_total",
 			Help: "Connect probes by result (ok, error, timeout).",

@@ -1,0 +1,274 @@
+package prober
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// histVec is the probe's latency histogram family: native buckets of schema
+// 3 (a factor of 2^(1/8) ≈ 1.09, what client_golang picks for the house
+// factor of 1.1) beside the classic buckets, as client_golang's histogram,
+// but each child keeps its native buckets in pages of flat atomic counters
+// instead of sync.Maps. At 1,000 targets client_golang's native buckets
+// were the largest live memory of the prober and grew for hours (each
+// bucket a map entry of about 100 bytes, twice for its hot and cold
+// halves); here a child is a few hundred bytes and never grows past
+// histPages pages. The range is fixed, so there is no reset: values at or
+// below histZero count in the zero bucket, values above 2^(histMaxIndex/8)
+// seconds (about 68 minutes) in the last bucket.
+type histVec struct {
+	desc    *prometheus.Desc
+	labels  []string
+	classic []float64
+
+	mu       sync.RWMutex
+	children map[string]*hist
+}
+
+const (
+	histSchema = 3
+	histSub    = 1 << histSchema // buckets per power of two
+	histZero   = 1e-7            // the zero bucket's threshold, as HistogramOpts' NativeHistogramZeroThreshold
+	// Bucket i holds (2^((i-1)/8), 2^(i/8)]: from just above histZero
+	// (index -186) to 2^12 s.
+	histMinIndex = -186
+	histMaxIndex = 96
+	histPageLen  = 32
+	histPages    = (histMaxIndex - histMinIndex + histPageLen) / histPageLen
+)
+
+// histFrac are the upper bounds of the 8 sub-buckets of a power of two as
+// fractions of it, for math.Frexp: 2^((j-8)/8), rounded as Prometheus's
+// own table for schema 3 is, so a value on a boundary lands in the bucket
+// Prometheus and client_golang put it in.
+var histFrac = [histSub]float64{
+	0.5, 0.5452538663326288, 0.5946035575013605, 0.6484197773255048,
+	0.7071067811865475, 0.7711054127039704, 0.8408964152537144, 0.9170040432046711,
+}
+
+// histIndex is the native bucket of v > histZero: the smallest i with
+// v <= 2^(i/8), clamped to the fixed range.
+func histIndex(v float64) int {
+	frac, exp := math.Frexp(v)
+	i := sort.SearchFloat64s(histFrac[:], frac) + (exp-1)*histSub
+	return min(max(i, histMinIndex), histMaxIndex)
+}
+
+func newHistVec(name, help string, classic []float64, labels []string) *histVec {
+	return &histVec{
+		desc:     prometheus.NewDesc(name, help, labels, nil),
+		labels:   labels,
+		classic:  classic,
+		children: map[string]*hist{},
+	}
+}
+
+// WithLabelValues returns the child of the label values, created on first
+// use. Callers resolve children once, off the hot path.
+func (v *histVec) WithLabelValues(lvs ...string) prometheus.Observer {
+	key := histKey(lvs)
+	v.mu.RLock()
+	h := v.children[key]
+	v.mu.RUnlock()
+	if h != nil {
+		return h
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if h = v.children[key]; h == nil {
+		h = &hist{
+			labelPairs: prometheus.MakeLabelPairs(v.desc, lvs),
+			values:     slices.Clone(lvs),
+			classic:    v.classic,
+			counts:     make([]atomic.Uint64, len(v.classic)+1),
+			created:    time.Now(),
+		}
+		v.children[key] = h
+	}
+	return h
+}
+
+// histKey joins label values with a byte no valid label value holds alone
+// unescaped (label values are UTF-8; 0xff is never a UTF-8 byte).
+func histKey(lvs []string) string {
+	n := 0
+	for _, s := range lvs {
+		n += len(s) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, s := range lvs {
+		b = append(b, s...)
+		b = append(b, 0xff)
+	}
+	return string(b)
+}
+
+// DeletePartialMatch drops every child whose labels include all of l, and
+// says how many went.
+func (v *histVec) DeletePartialMatch(l prometheus.Labels) int {
+	idx := map[int]string{}
+	for name, val := range l {
+		i := slices.Index(v.labels, name)
+		if i < 0 {
+			return 0
+		}
+		idx[i] = val
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	n := 0
+	for k, h := range v.children {
+		match := true
+		for i, val := range idx {
+			if h.values[i] != val {
+				match = false
+				break
+			}
+		}
+		if match {
+			delete(v.children, k)
+			n++
+		}
+	}
+	return n
+}
+
+func (v *histVec) Describe(ch chan<- *prometheus.Desc) { ch <- v.desc }
+
+func (v *histVec) Collect(ch chan<- prometheus.Metric) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	for _, h := range v.children {
+		ch <- histMetric{desc: v.desc, h: h}
+	}
+}
+
+// hist is one child: the sum, the classic bucket counts (not cumulative;
+// the last is above every bound), the zero bucket and the native pages.
+type hist struct {
+	labelPairs []*dto.LabelPair
+	values     []string
+	classic    []float64
+	created    time.Time
+
+	sumBits atomic.Uint64
+	counts  []atomic.Uint64
+	zero    atomic.Uint64
+	pages   [histPages]atomic.Pointer[[histPageLen]atomic.Uint64]
+}
+
+// Observe counts v (seconds): a few atomic operations, no lock, no
+// allocation once its page exists.
+func (h *hist) Observe(v float64) {
+	if math.IsNaN(v) {
+		return
+	}
+	h.counts[sort.SearchFloat64s(h.classic, v)].Add(1)
+	if v <= histZero {
+		h.zero.Add(1)
+	} else {
+		i := histIndex(v) - histMinIndex
+		p := h.pages[i/histPageLen].Load()
+		if p == nil {
+			fresh := new([histPageLen]atomic.Uint64)
+			if h.pages[i/histPageLen].CompareAndSwap(nil, fresh) {
+				p = fresh
+			} else {
+				p = h.pages[i/histPageLen].Load()
+			}
+		}
+		p[i%histPageLen].Add(1)
+	}
+	for {
+		old := h.sumBits.Load()
+		if h.sumBits.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+v)) {
+			return
+		}
+	}
+}
+
+type histMetric struct {
+	desc *prometheus.Desc
+	h    *hist
+}
+
+func (m histMetric) Desc() *prometheus.Desc { return m.desc }
+
+// Write reads the child. The sample count is the sum of the native buckets
+// read here, so count and buckets always agree; a sample that lands while
+// they are read may be in the classic buckets and not yet in the count, so
+// the classic counts are capped at it.
+func (m histMetric) Write(out *dto.Metric) error {
+	h := m.h
+	var spans []*dto.BucketSpan
+	var deltas []int64
+	var prev int64
+	next := 0 // the index after the last bucket written
+	zero := h.zero.Load()
+	count := zero
+	for p := range h.pages {
+		page := h.pages[p].Load()
+		if page == nil {
+			continue
+		}
+		for j := range page {
+			c := page[j].Load()
+			if c == 0 {
+				continue
+			}
+			count += c
+			i := histMinIndex + p*histPageLen + j
+			// A gap of one or two empty buckets is cheaper as zeros
+			// than as a new span (client_golang's rule).
+			if gap := i - next; len(spans) == 0 || gap > 2 {
+				spans = append(spans, &dto.BucketSpan{Offset: proto.Int32(int32(gap)), Length: proto.Uint32(0)})
+				if len(spans) == 1 {
+					spans[0].Offset = proto.Int32(int32(i))
+				}
+			} else {
+				for range gap {
+					deltas = append(deltas, -prev)
+					prev = 0
+					*spans[len(spans)-1].Length++
+				}
+			}
+			deltas = append(deltas, int64(c)-prev)
+			prev = int64(c)
+			*spans[len(spans)-1].Length++
+			next = i + 1
+		}
+	}
+	if len(spans) == 0 {
+		// A native histogram with no populated bucket still says it is
+		// native (client_golang's convention).
+		spans = []*dto.BucketSpan{{Offset: proto.Int32(0), Length: proto.Uint32(0)}}
+	}
+	buckets := make([]*dto.Bucket, len(h.classic))
+	var cum uint64
+	for i, ub := range h.classic {
+		cum = min(cum+h.counts[i].Load(), count)
+		buckets[i] = &dto.Bucket{CumulativeCount: proto.Uint64(cum), UpperBound: proto.Float64(ub)}
+	}
+	out.Label = h.labelPairs
+	out.Histogram = &dto.Histogram{
+		SampleCount:      proto.Uint64(count),
+		SampleSum:        proto.Float64(math.Float64frombits(h.sumBits.Load())),
+		Bucket:           buckets,
+		CreatedTimestamp: timestamppb.New(h.created),
+		Schema:           proto.Int32(histSchema),
+		ZeroThreshold:    proto.Float64(histZero),
+		ZeroCount:        proto.Uint64(zero),
+		PositiveSpan:     spans,
+		PositiveDelta:    deltas,
+	}
+	return nil
+}

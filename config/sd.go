@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	promconfig "github.com/prometheus/common/config"
 	"gopkg.in/yaml.v3"
 
 	"github.com/redis-prober/redis-prober/internal/smallfile"
@@ -50,6 +51,9 @@ type HTTPSD struct {
 	RefreshInterval *Duration      `yaml:"refresh_interval"`
 	Timeout         *Duration      `yaml:"timeout"`
 	Target          TargetTemplate `yaml:"target"`
+	// HTTPClientConfig is how the URL is fetched: authentication, TLS,
+	// proxy, inline as in Prometheus (sd_http.go).
+	HTTPClientConfig promconfig.HTTPClientConfig `yaml:",inline"`
 }
 
 // Sharding keeps the share of the targets that is this prober's: the
@@ -266,13 +270,16 @@ func (s *HTTPSD) validate(fail func(msg string, path ...any) error) error {
 		return fail("must be an http:// or https:// URL", "url")
 	}
 	if u.User != nil {
-		return fail("must not hold credentials", "url")
+		return fail("must not hold credentials: give basic_auth with a password_file", "url")
 	}
 	if s.RefreshInterval != nil && time.Duration(*s.RefreshInterval) < MinRefresh {
 		return fail(fmt.Sprintf("must be at least %v", MinRefresh), "refresh_interval")
 	}
 	if s.Timeout != nil && *s.Timeout <= 0 {
 		return fail("must be above 0", "timeout")
+	}
+	if err := s.validateHTTPClient(fail); err != nil {
+		return err
 	}
 	return s.Target.validate(func(msg string, p ...any) error { return fail(msg, append([]any{"target"}, p...)...) })
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -297,5 +298,184 @@ relabel_configs:
 	f, _ = Parse([]byte("targets:\n  - {name: a, addr: x, labels: {team: y}}\n"))
 	if ts, err := f.StaticTargets(); err != nil || len(ts) != 1 || ts[0].Name != "a" || ts[0].Labels["team"] != "y" || ts[0].Addr != "x" {
 		t.Errorf("%+v %v", ts, err)
+	}
+}
+
+// secretFile writes text to a file of dir and returns its path.
+func secretFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The http_sd client fields are Prometheus's, inline in the source, with
+// its defaults; bearer_token_file becomes authorization as in Prometheus.
+func TestHTTPSDClientFields(t *testing.T) {
+	dir := t.TempDir()
+	tok := secretFile(t, dir, "token", "t0ken")
+	f, err := Parse([]byte(fmt.Sprintf(`http_sd_configs:
+  - url: https://sd.internal/redis
+    authorization: {credentials_file: %s}
+    tls_config: {server_name: sd.internal, min_version: TLS12}
+    http_headers:
+      X-Team: {values: [payments]}
+  - url: https://sd.internal/other
+    basic_auth: {username: prober, password_file: %[1]s}
+    follow_redirects: false
+  - url: https://sd.internal/legacy
+    bearer_token_file: %[1]s
+`, tok)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := f.HTTPSD[0].HTTPClientConfig, f.HTTPSD[1].HTTPClientConfig, f.HTTPSD[2].HTTPClientConfig
+	if a.Authorization == nil || a.Authorization.Type != "Bearer" || a.Authorization.CredentialsFile != tok || !a.FollowRedirects || !a.EnableHTTP2 || a.TLSConfig.ServerName != "sd.internal" {
+		t.Errorf("authorization source: %+v", a)
+	}
+	if b.BasicAuth == nil || b.BasicAuth.Username != "prober" || b.BasicAuth.PasswordFile != tok || b.FollowRedirects {
+		t.Errorf("basic_auth source: %+v", b)
+	}
+	if c.Authorization == nil || c.Authorization.CredentialsFile != tok || c.BearerTokenFile != "" {
+		t.Errorf("bearer_token_file is not authorization: %+v", c)
+	}
+	// No proxy unless set: not even HTTPS_PROXY from the environment.
+	t.Setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+	if a.ProxyFromEnvironment || a.ProxyURL.URL != nil || a.Proxy() != nil {
+		t.Errorf("a proxy without proxy_url or proxy_from_environment")
+	}
+}
+
+// Secrets come only from files: one written in the config is refused with
+// one line naming the field, and the value is not repeated.
+func TestHTTPSDSecretsOnlyFromFiles(t *testing.T) {
+	dir := t.TempDir()
+	tok := secretFile(t, dir, "token", "t0ken")
+	const secret = "hunter2-inline"
+	for _, tc := range []struct{ fields, want string }{
+		{"authorization: {credentials: " + secret + "}", "http_sd_configs[0].authorization.credentials (line 3): secrets are read from files, not written in the config: give credentials_file"},
+		{"basic_auth: {username: u, password: " + secret + "}", "http_sd_configs[0].basic_auth.password (line 3): secrets are read from files, not written in the config: give password_file"},
+		{"bearer_token: " + secret, "http_sd_configs[0].bearer_token (line 3): secrets are read from files"},
+		{"tls_config: {cert_file: " + tok + ", key: " + secret + "}", "http_sd_configs[0].tls_config.key (line 3): secrets are read from files"},
+		{"http_headers: {X-Key: {secrets: [" + secret + "]}}", "http_sd_configs[0].http_headers.X-Key.secrets (line 3): secrets are read from files"},
+		{"basic_auth: {username: u, password_ref: " + secret + "}", "http_sd_configs[0].basic_auth.password_ref (line 3): needs a secret manager"},
+		{"proxy_url: http://u:" + secret + "@proxy:3128", "http_sd_configs[0].proxy_url (line 3): must not hold credentials"},
+		{"proxy_url: http://proxy:3128\n    proxy_connect_header: {X-Auth: [" + secret + "]}", "http_sd_configs[0].proxy_connect_header (line 4): is not supported"},
+		{"oauth2: {client_id: a, client_secret_file: " + tok + ", token_url: https://t/}", "http_sd_configs[0].oauth2 (line 3): is not supported by redis-prober"},
+		{"authorization: {credentials_file: " + filepath.Join(dir, "missing") + "}", "http_sd_configs[0].authorization.credentials_file (line 3): cannot read"},
+		{"bearer_token_file: " + filepath.Join(dir, "missing"), "http_sd_configs[0].bearer_token_file (line 3): cannot read"},
+		{"basic_auth: {username: u, password_file: " + filepath.Join(dir, "missing") + "}", "http_sd_configs[0].basic_auth.password_file (line 3): cannot read"},
+		{"basic_auth: {username: u, password_file: " + tok + "}\n    authorization: {credentials_file: " + tok + "}", "http_sd_configs[0] (line 2): at most one of basic_auth, oauth2 & authorization"},
+		{"tls_config: {ca_file: " + tok + "}", "http_sd_configs[0].tls_config (line 3): unable to use specified CA cert"},
+		{"basic_auth: {username: u, pasword_file: x}", "field pasword_file not found"},
+		{"authorisation: {credentials_file: x}", "field authorisation not found"},
+	} {
+		text := "http_sd_configs:\n  - url: https://sd.internal/redis\n    " + tc.fields + "\n"
+		_, err := Parse([]byte(text))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n err %v\nwant %q", tc.fields, err, tc.want)
+			continue
+		}
+		if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: the error is not one line without the secret: %v", tc.fields, err)
+		}
+	}
+}
+
+// tlsSD is an https httptest server that answers groups to requests its
+// check lets through, and 401 to the others; caFile trusts its certificate.
+func tlsSD(t *testing.T, body string, check func(*http.Request) bool) (srv *httptest.Server, caFile string) {
+	t.Helper()
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !check(r) {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	caFile = filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, block, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return srv, caFile
+}
+
+// On loopback TLS: a bearer token read from its file (again on every
+// fetch, so a rotated token applies), basic auth with a password_file; a
+// refused credential is an error that names the URL and the status, not the
+// secret.
+func TestFetchHTTPSDAuthenticates(t *testing.T) {
+	dir := t.TempDir()
+	const good, wrong, pass = "good-token-1f3a", "wrong-token-9c2e", "pa55-word-77"
+	tokFile := secretFile(t, dir, "token", good)
+	passFile := secretFile(t, dir, "password", pass)
+	body := `[{"targets": ["127.0.0.1:6379"]}]`
+	srv, ca := tlsSD(t, body, func(r *http.Request) bool {
+		if u, p, ok := r.BasicAuth(); ok {
+			return u == "prober" && p == pass
+		}
+		return r.Header.Get("Authorization") == "Bearer "+good
+	})
+	parse := func(fields string) HTTPSD {
+		t.Helper()
+		f, err := Parse([]byte(fmt.Sprintf("http_sd_configs:\n  - url: %s/sd?k=q\n    tls_config: {ca_file: %s}\n    %s\n", srv.URL, ca, fields)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.HTTPSD[0]
+	}
+	fetch := func(sd HTTPSD) error {
+		t.Helper()
+		client, err := sd.Client()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := FetchHTTPSD(t.Context(), client, sd)
+		if err == nil && (len(g) != 1 || g[0].Targets[0] != "127.0.0.1:6379") {
+			t.Errorf("groups %+v", g)
+		}
+		return err
+	}
+	bearer := parse("authorization: {credentials_file: " + tokFile + "}")
+	if err := fetch(bearer); err != nil {
+		t.Errorf("bearer token from a file: %v", err)
+	}
+	if err := fetch(parse("basic_auth: {username: prober, password_file: " + passFile + "}")); err != nil {
+		t.Errorf("basic auth with a password_file: %v", err)
+	}
+	if err := fetch(parse("follow_redirects: true")); err == nil || !strings.Contains(err.Error(), "HTTP status 401") {
+		t.Errorf("no credentials: %v, want HTTP status 401", err)
+	}
+	secretFile(t, dir, "token", wrong) // rotated: the same client reads it again
+	client, err := bearer.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = FetchHTTPSD(t.Context(), client, bearer)
+	if err == nil || err.Error() != srv.URL+"/sd: HTTP status 401" {
+		t.Errorf("wrong token: %v, want %q", err, srv.URL+"/sd: HTTP status 401")
+	}
+	secretFile(t, dir, "token", good)
+	if _, err := FetchHTTPSD(t.Context(), client, bearer); err != nil {
+		t.Errorf("token put right, same client: %v", err)
+	}
+	// Without the CA the server's certificate is refused.
+	f, err := Parse([]byte(fmt.Sprintf("http_sd_configs:\n  - url: %s/sd\n    authorization: {credentials_file: %s}\n", srv.URL, tokFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = fetch(f.HTTPSD[0])
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("unknown CA: %v", err)
+	}
+	for _, s := range []string{good, wrong, pass} {
+		if err != nil && strings.Contains(err.Error(), s) {
+			t.Errorf("an error shows a secret: %v", err)
+		}
 	}
 }

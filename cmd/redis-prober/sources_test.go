@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -157,6 +159,94 @@ func TestHTTPSDTargetsFollowTheURL(t *testing.T) {
 	m = p.waitMetric(t, "a gone", func(m string) bool { return slices.Equal(upTargets(m), []string{b.Addr()}) })
 	if v, _ := value(m, "redis_prober_config_last_reload_successful"); v != 1 {
 		t.Errorf("gauge %v, want 1", v)
+	}
+}
+
+// http_sd with authentication, on a loopback TLS server: a bearer token
+// read from its file and basic auth with a password_file. A wrong token
+// keeps the last good targets, logs one line without the secret and sets
+// the reload gauge to 0; the right one again sets it back. No secret shows
+// in the log, /metrics or the status page.
+func TestHTTPSDAuthenticatesFromFiles(t *testing.T) {
+	a, b := redistest.Start(t), redistest.Start(t)
+	dir := t.TempDir()
+	const good, wrong, pass = "bearer-good-5e1d", "bearer-wrong-0b7c", "basic-pass-a93f"
+	tok, pw := filepath.Join(dir, "token"), filepath.Join(dir, "password")
+	writeAtomic(t, tok, good+"\n")
+	writeAtomic(t, pw, pass+"\n")
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, basic := r.BasicAuth()
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path == "/bearer" && r.Header.Get("Authorization") == "Bearer "+good:
+			_, _ = w.Write([]byte(sdJSON(`"auth": "bearer"`, a.Addr())))
+		case r.URL.Path == "/basic" && basic && u == "prober" && p == pass:
+			_, _ = w.Write([]byte(sdJSON(`"auth": "basic"`, b.Addr())))
+		default:
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer srv.Close()
+	ca := filepath.Join(dir, "ca.pem")
+	writeAtomic(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
+
+	cfg := filepath.Join(dir, "prober.yml")
+	writeConfig(t, cfg, fmt.Sprintf(`http_sd_configs:
+  - url: %[1]s/bearer
+    refresh_interval: 200ms
+    authorization: {credentials_file: %[2]s}
+    tls_config: {ca_file: %[3]s}
+  - url: %[1]s/basic
+    refresh_interval: 200ms
+    basic_auth: {username: prober, password_file: %[4]s}
+    tls_config: {ca_file: %[3]s}
+`, srv.URL, tok, ca, pw))
+	p := startProber(t, nil, "--config.file="+cfg, "--probe.connect-interval=0s", "--burst.interval=0s")
+	both := []string{a.Addr(), b.Addr()}
+	slices.Sort(both)
+	p.waitMetric(t, "both up", func(m string) bool { return slices.Equal(upTargets(m), both) })
+
+	writeAtomic(t, tok, wrong+"\n")
+	p.waitMetric(t, "gauge 0", func(m string) bool { v, _ := value(m, "redis_prober_config_last_reload_successful"); return v == 0 })
+	time.Sleep(time.Second) // five more refused fetches
+	m := p.waitMetric(t, "both still up", func(m string) bool { return slices.Equal(upTargets(m), both) })
+	var failed []string
+	for line := range strings.SplitSeq(p.stderr.String(), "\n") {
+		if strings.Contains(line, "target source failed") {
+			failed = append(failed, line)
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], "source=http_sd_configs[0] ") || !strings.Contains(failed[0], srv.URL+"/bearer: HTTP status 401") {
+		t.Errorf("want one log line for http_sd_configs[0] naming the URL and the 401, got %q", failed)
+	}
+
+	writeAtomic(t, tok, good+"\n")
+	p.waitMetric(t, "gauge 1", func(m string) bool { v, _ := value(m, "redis_prober_config_last_reload_successful"); return v == 1 })
+	_, page := p.get(t, "/")
+	for _, secret := range []string{good, wrong, pass} {
+		for where, text := range map[string]string{"the log": p.stderr.String(), "/metrics": m, "the status page": page} {
+			if strings.Contains(text, secret) {
+				t.Errorf("%s shows the secret %q", where, secret)
+			}
+		}
+	}
+}
+
+// A secret written in an http_sd block fails --config.check with exit 2
+// and one line naming the field, not the secret.
+func TestHTTPSDInlineSecretFailsConfigCheck(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "prober.yml")
+	for field, text := range map[string]string{
+		"http_sd_configs[0].basic_auth.password (line 3)":       "basic_auth: {username: prober, password: inline-pass-31}",
+		"http_sd_configs[0].authorization.credentials (line 3)": "authorization: {credentials: inline-pass-31}",
+	} {
+		writeConfig(t, cfg, "http_sd_configs:\n  - url: https://sd.internal/redis\n    "+text+"\n")
+		var stdout, stderr bytes.Buffer
+		code := realMain([]string{"--config.file=" + cfg, "--config.check"}, &stdout, &stderr)
+		out := strings.TrimSpace(stderr.String())
+		if code != 2 || !strings.Contains(out, field) || strings.Contains(out, "\n") || strings.Contains(out, "inline-pass-31") {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and one line naming %s without the secret", text, code, out, field)
+		}
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -31,8 +30,6 @@ type targetSource struct {
 	tag       string
 	// shardIndex is --config.shard-index (-1: not given).
 	shardIndex int
-	// httpClient reads http_sd URLs (nil: a default client).
-	httpClient *http.Client
 }
 
 // loaded is one successful read of the targets: the engine config and, for
@@ -55,10 +52,6 @@ type discovered struct {
 // checked to make valid targets before it replaces the last good read.
 func (s *targetSource) sources(l loaded) []engine.Source[discovered] {
 	f := l.file
-	client := s.httpClient
-	if client == nil {
-		client = &http.Client{}
-	}
 	check := func(name string, tpl config.TargetTemplate, groups []config.Group, err error) (discovered, error) {
 		d := discovered{name: name, template: tpl, groups: groups}
 		if err != nil {
@@ -86,8 +79,14 @@ func (s *targetSource) sources(l loaded) []engine.Source[discovered] {
 	}
 	for i, sd := range f.HTTPSD {
 		name := fmt.Sprintf("http_sd_configs[%d]", i)
+		// The client of the source's HTTP client fields, made once a load;
+		// it reads its credential files again on every fetch.
+		client, clientErr := sd.Client()
 		out = append(out, engine.Source[discovered]{Name: name, Interval: sd.Refresh(),
 			Read: func(ctx context.Context) (discovered, error) {
+				if clientErr != nil {
+					return check(name, sd.Target, nil, fmt.Errorf("%s: %w", config.RedactURL(sd.URL), clientErr))
+				}
 				groups, err := config.FetchHTTPSD(ctx, client, sd)
 				return check(name, sd.Target, groups, err)
 			}})

@@ -114,6 +114,7 @@ var cases = []struct {
 	{name: "shards", values: []string{"examples/shards-values.yaml"}},
 	{name: "tls", values: []string{"examples/tls-values.yaml"}},
 	{name: "basic-auth", values: []string{"examples/basic-auth-values.yaml"}},
+	{name: "http-sd", values: []string{"examples/http-sd-values.yaml"}},
 }
 
 // docSeparator splits helm's output into YAML documents; the line break
@@ -245,14 +246,34 @@ func checkRendered(t *testing.T, h *helmRelease, values, set []string) {
 	}
 	for _, d := range byKind["Deployment"] {
 		checkPod(t, &d.(*appsv1.Deployment).Spec.Template.Spec)
+		checkConfigFiles(t, configOf(t, byKind), &d.(*appsv1.Deployment).Spec.Template.Spec)
 	}
 	for _, s := range byKind["StatefulSet"] {
 		checkPod(t, &s.(*appsv1.StatefulSet).Spec.Template.Spec)
+		checkConfigFiles(t, configOf(t, byKind), &s.(*appsv1.StatefulSet).Spec.Template.Spec)
 	}
 	for _, o := range byKind["ServiceMonitor"] {
 		sm := o.(*monitoringv1.ServiceMonitor)
 		if len(sm.Spec.ScrapeProtocols) == 0 || sm.Spec.ScrapeProtocols[0] != monitoringv1.PrometheusProto {
 			t.Errorf("ServiceMonitor does not ask for protobuf first (native histograms): %v", sm.Spec.ScrapeProtocols)
+		}
+	}
+}
+
+var configFile = regexp.MustCompile(`/etc/redis-prober/[^\s"',\]}]+`)
+
+// checkConfigFiles: every file the prober's config names (password_file,
+// credentials_file, ca_file, file_sd patterns) is under a mount of the
+// prober container.
+func checkConfigFiles(t *testing.T, cfg string, spec *corev1.PodSpec) {
+	t.Helper()
+	for _, path := range configFile.FindAllString(cfg, -1) {
+		mounted := false
+		for _, m := range spec.Containers[0].VolumeMounts {
+			mounted = mounted || strings.HasPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/")
+		}
+		if !mounted {
+			t.Errorf("the config names %s, which no volume of the pod holds", path)
 		}
 	}
 }

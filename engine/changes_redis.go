@@ -66,10 +66,13 @@ func readServer(ctx context.Context, c redis.Cmdable, configOff bool) (serverSta
 	info := burst.ParseInfo(text)
 	// version and role become labels of redis_prober_server_info and go
 	// to the change log: made valid UTF-8, printable and short.
-	st := serverState{runID: info["run_id"], version: collector.LabelValue(info["redis_version"]),
-		role: collector.LabelValue(info["role"]), maxmemory: info["maxmemory"], policy: info["maxmemory_policy"]}
+	// Cloned: a substring would keep the whole INFO text alive as long as
+	// the state is remembered.
+	st := serverState{runID: strings.Clone(info["run_id"]), version: strings.Clone(collector.LabelValue(info["redis_version"])),
+		role: strings.Clone(collector.LabelValue(info["role"])), maxmemory: strings.Clone(info["maxmemory"]),
+		policy: strings.Clone(info["maxmemory_policy"])}
 	if v := info["valkey_version"]; v != "" {
-		st.version = collector.LabelValue(v)
+		st.version = strings.Clone(collector.LabelValue(v))
 	}
 	if configOff {
 		return st, nil

@@ -56,6 +56,15 @@ func (c *infoCache) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			c.mu.Lock()
 			c.text, c.at, c.ok = s, now, true
 			c.mu.Unlock()
+			// A stale text serves nobody: let it go once its ttl is
+			// over rather than keep a few KiB a node until the next INFO.
+			time.AfterFunc(c.ttl, func() {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				if c.ok && c.at.Equal(now) {
+					c.text, c.ok = "", false
+				}
+			})
 		}
 		return nil
 	}

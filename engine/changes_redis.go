@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -37,7 +38,7 @@ type serverState struct {
 	maxmemory, policy    string
 	// config is CONFIG GET * without the parameters other kinds watch;
 	// nil when CONFIG is not allowed. Secret values are kept as a hash.
-	config     map[string]string
+	config     *configSet
 	configHash uint64
 }
 
@@ -91,29 +92,59 @@ func readServer(ctx context.Context, c redis.Cmdable, configOff bool) (serverSta
 
 var errConfigRefused = errors.New("CONFIG GET refused")
 
-// configSnapshot drops the parameters other kinds watch, replaces secret
-// values by a hash of them and hashes the whole, in name order.
-func configSnapshot(all map[string]string) (map[string]string, uint64) {
-	out := make(map[string]string, len(all))
-	names := make([]string, 0, len(all))
-	for k, v := range all {
-		if notConfig[k] {
-			continue
+// configSet is a CONFIG GET * snapshot packed into one string: its
+// name/value pairs in name order, each length-prefixed. A map of the few
+// hundred parameters was 8 KiB a node, kept only to name what changed in a
+// log line; the packed form is about half, and is unpacked only then.
+type configSet struct{ packed string }
+
+// pairs unpacks the snapshot.
+func (c *configSet) pairs() map[string]string {
+	out := map[string]string{}
+	s := c.packed
+	next := func() string {
+		n, k := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
+		if k <= 0 || uint64(len(s)-k) < n {
+			s = ""
+			return ""
 		}
+		v := s[k : k+int(n)]
+		s = s[k+int(n):]
+		return v
+	}
+	for s != "" {
+		name := next()
+		out[name] = next()
+	}
+	return out
+}
+
+// configSnapshot drops the parameters other kinds watch, replaces secret
+// values by a hash and packs the rest, with a hash of it all.
+func configSnapshot(all map[string]string) (*configSet, uint64) {
+	names := make([]string, 0, len(all))
+	for k := range all {
+		if !notConfig[k] {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	var b []byte
+	for _, k := range names {
+		v := all[k]
 		if secretParam(k) && v != "" {
 			h := fnv.New64a()
 			_, _ = h.Write([]byte(v))
 			v = fmt.Sprintf("secret:%x", h.Sum64())
 		}
-		out[k] = v
-		names = append(names, k)
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		b = append(b, v...)
 	}
-	slices.Sort(names)
 	h := fnv.New64a()
-	for _, k := range names {
-		_, _ = fmt.Fprintf(h, "%s\x00%s\x00", k, out[k])
-	}
-	return out, h.Sum64()
+	_, _ = h.Write(b)
+	return &configSet{packed: string(b)}, h.Sum64()
 }
 
 // change is one detected change of a kind, with what a log line says of it.
@@ -159,7 +190,8 @@ func arrow(name, old, cur string) string {
 
 // configDiff names every parameter that changed, appeared or went, old →
 // new, in name order; secrets only say that they changed.
-func configDiff(old, cur map[string]string) []string {
+func configDiff(oldSet, curSet *configSet) []string {
+	old, cur := oldSet.pairs(), curSet.pairs()
 	var names []string
 	for k, v := range cur {
 		if ov, ok := old[k]; !ok || ov != v {

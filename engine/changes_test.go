@@ -456,3 +456,35 @@ func TestChangesLastChangeOfEveryNode(t *testing.T) {
 		t.Error("a last change for a node that does not run")
 	}
 }
+
+// A packed CONFIG snapshot gives back what went in, whatever bytes a
+// server's values carry, with secrets hashed and the other kinds' parameters
+// left out.
+func TestConfigSnapshotPacksAndUnpacks(t *testing.T) {
+	in := map[string]string{
+		"appendfsync": "everysec", "save": "", "nul\x00name": "a\x00b", "long": strings.Repeat("x", 300),
+		"masterauth": "hunter2", "maxmemory": "10mb",
+	}
+	set, h := configSnapshot(in)
+	got := set.pairs()
+	for k, v := range in {
+		switch {
+		case notConfig[k]:
+			if _, ok := got[k]; ok {
+				t.Errorf("%s is another kind's and must be left out", k)
+			}
+		case secretParam(k):
+			if got[k] == v || !strings.HasPrefix(got[k], "secret:") {
+				t.Errorf("%s = %q: a secret must be kept as its hash", k, got[k])
+			}
+		case got[k] != v:
+			t.Errorf("%q = %q, want %q", k, got[k], v)
+		}
+	}
+	if len(got) != len(in)-1 {
+		t.Errorf("%d parameters back, want %d", len(got), len(in)-1)
+	}
+	if _, h2 := configSnapshot(map[string]string{"appendfsync": "everysec"}); h2 == h {
+		t.Error("a different config has the same hash")
+	}
+}

@@ -15,15 +15,16 @@ import (
 // last minutes per command, the p99 of each of the last 60 minutes, whether
 // Redis answers, and the last distinct errors in Redis's own words.
 //
-// Its budget is about 10 KiB a node at the default settings, since one
-// process probes 1,000 targets. At the default three commands it holds:
-//   - 6 one-minute slots × 3 commands × 80 counters of 4 bytes = 5,760 bytes
-//     (the current minute and the five before it: enough for a sliding
-//     1-minute and 5-minute window, see Snapshot);
+// Its budget is a few KiB a node, since one process probes 1,000 targets.
+// At the default three commands it holds:
+//   - the current minute, 3 commands × 80 counters of 4 bytes = 960 bytes,
+//     and the five before it with their non-empty buckets only (a few dozen
+//     of 8 bytes each): enough for a sliding 1-minute and 5-minute window,
+//     see Snapshot;
 //   - 60 p99 figures of 4 bytes (the sparkline) = 240 bytes;
 //   - at most 5 errors of at most 200 bytes of text each ≈ 1.3 KiB;
 //
-// about 7.4 KiB in all. The buckets are coarser than ChangeWindow's (4 per
+// about 3 KiB in all. The buckets are coarser than ChangeWindow's (4 per
 // power of two, so a quantile is within ±9%, from 4µs to 4.3s): a page
 // for a person needs the order of magnitude and the trend, and 8 buckets an
 // octave would double the slots' memory.
@@ -74,18 +75,32 @@ const (
 	UpNo
 )
 
+// recentSlot is one minute. Only the current one is dense (counts, written
+// with atomic adds); a closed minute keeps its non-empty buckets (sparse)
+// and its failures, and is never written again.
 type recentSlot struct {
-	counts []uint32 // command i's buckets at [i*recentBuckets, (i+1)*recentBuckets)
+	counts []uint32 // dense: command i's buckets at [i*recentBuckets, (i+1)*recentBuckets)
+	sparse []winCount
 	failed []uint32 // errors and timeouts per command
 }
 
-func (s *recentSlot) zero() {
+// close empties the dense slot into a closed one. Each counter is swapped
+// with 0, so a sample added meanwhile lands in this minute or the next,
+// never in both and never nowhere.
+func (s *recentSlot) close() *recentSlot {
+	out := &recentSlot{failed: make([]uint32, len(s.failed))}
 	for i := range s.counts {
-		atomic.StoreUint32(&s.counts[i], 0)
+		if atomic.LoadUint32(&s.counts[i]) == 0 {
+			continue
+		}
+		if n := atomic.SwapUint32(&s.counts[i], 0); n > 0 {
+			out.sparse = append(out.sparse, winCount{idx: uint32(i), n: n})
+		}
 	}
 	for i := range s.failed {
-		atomic.StoreUint32(&s.failed[i], 0)
+		out.failed[i] = atomic.SwapUint32(&s.failed[i], 0)
 	}
+	return out
 }
 
 func recentIndex(d time.Duration) int {
@@ -100,8 +115,9 @@ func recentValue(i int) time.Duration { return logBucketValue(i, recentSubBits, 
 func NewRecent(commands []string, now time.Time) *Recent {
 	r := &Recent{commands: commands, headStart: now}
 	for i := range r.slots {
-		r.slots[i] = &recentSlot{counts: make([]uint32, len(commands)*recentBuckets), failed: make([]uint32, len(commands))}
+		r.slots[i] = &recentSlot{failed: make([]uint32, len(commands))}
 	}
+	r.slots[0].counts = make([]uint32, len(commands)*recentBuckets)
 	r.cur.Store(r.slots[0])
 	return r
 }
@@ -199,19 +215,22 @@ func clipText(s string, n int) string {
 func (r *Recent) Advance(now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	cur := r.cur.Load()
 	if now.Sub(r.headStart) >= RecentSlot*RecentSparkPoints {
 		// Not advanced for an hour: nothing in it is current.
-		for _, s := range r.slots {
-			s.zero()
+		cur.close()
+		for i := range r.slots {
+			r.slots[i] = &recentSlot{failed: make([]uint32, len(r.commands))}
 		}
 		r.spark = [RecentSparkPoints]uint32{}
 		r.head, r.headStart = 0, now
-		r.cur.Store(r.slots[0])
+		r.slots[0] = cur
 		return
 	}
 	for now.Sub(r.headStart) >= RecentSlot {
+		closed := cur.close()
 		var all [recentBuckets]float64
-		r.addSlot(&all, -1, r.slots[r.head], 1)
+		r.addSlot(&all, -1, closed, 1)
 		var p99 uint32
 		if total := sum(all[:]); total > 0 {
 			p99 = uint32(min(floatQuantile(all[:], total, 0.99).Microseconds(), math.MaxUint32))
@@ -219,11 +238,12 @@ func (r *Recent) Advance(now time.Time) {
 		}
 		r.sparkHead = (r.sparkHead + 1) % RecentSparkPoints
 		r.spark[r.sparkHead] = p99
+		// The closed minute takes the current one's place in the ring and
+		// the dense slot, empty now, moves on over the oldest.
+		r.slots[r.head] = closed
 		r.head = (r.head + 1) % recentSlots
-		// The oldest slot: no writer has held it for five minutes.
-		r.slots[r.head].zero()
+		r.slots[r.head] = cur
 		r.headStart = r.headStart.Add(RecentSlot)
-		r.cur.Store(r.slots[r.head])
 	}
 }
 
@@ -235,12 +255,21 @@ func (r *Recent) addSlot(h *[recentBuckets]float64, cmd int, s *recentSlot, weig
 		if cmd >= 0 && ci != cmd {
 			continue
 		}
-		for b := range recentBuckets {
-			if n := atomic.LoadUint32(&s.counts[ci*recentBuckets+b]); n > 0 {
-				h[b] += weight * float64(n)
+		if s.counts != nil {
+			for b := range recentBuckets {
+				if n := atomic.LoadUint32(&s.counts[ci*recentBuckets+b]); n > 0 {
+					h[b] += weight * float64(n)
+				}
 			}
 		}
-		failed += weight * float64(atomic.LoadUint32(&s.failed[ci]))
+		if ci < len(s.failed) {
+			failed += weight * float64(atomic.LoadUint32(&s.failed[ci]))
+		}
+	}
+	for _, c := range s.sparse {
+		if ci := int(c.idx) / recentBuckets; cmd < 0 || ci == cmd {
+			h[int(c.idx)%recentBuckets] += weight * float64(c.n)
+		}
 	}
 	return failed
 }

@@ -134,3 +134,26 @@ func BenchmarkRecentObserve(b *testing.B) {
 		}
 	})
 }
+
+// A closed minute keeps only its non-empty buckets and its failures; the
+// 5-minute window still counts every sample of each command once.
+func TestRecentClosedMinutesAreSparse(t *testing.T) {
+	t0 := time.Unix(10000, 0)
+	r := NewRecent([]string{"get", "set"}, t0)
+	for m := range 5 {
+		r.ObserveSample(0, ResultOK, 100*time.Microsecond)
+		r.ObserveSample(1, ResultOK, 2*time.Millisecond)
+		r.ObserveSample(1, ResultTimeout, time.Second)
+		r.Advance(t0.Add(time.Duration(m+1) * time.Minute))
+	}
+	for i, s := range r.slots {
+		if s.counts == nil && len(s.sparse) > 3 {
+			t.Errorf("closed slot %d keeps %d counters, want at most its 3 non-empty buckets", i, len(s.sparse))
+		}
+	}
+	snap := r.Snapshot(t0.Add(5 * time.Minute))
+	get, set := snap.Commands[0].Last5m, snap.Commands[1].Last5m
+	if get.Count != 5 || set.Count != 10 || set.Failed != 5 || get.Failed != 0 {
+		t.Fatalf("5m: get %+v, set %+v; want 5 samples, and 10 with 5 failed", get, set)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
-	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 // Change kinds, the kind label of redis_prober_changes_total. failover is
@@ -64,7 +63,10 @@ func readServer(ctx context.Context, c redis.Cmdable, configOff bool) (serverSta
 	if err != nil {
 		return serverState{}, fmt.Errorf("INFO: %w", err)
 	}
-	info := burst.ParseInfo(text)
+	info, err := collector.ParseInfo(text)
+	if err != nil {
+		return serverState{}, fmt.Errorf("INFO: %w", err)
+	}
 	// version and role become labels of redis_prober_server_info and go
 	// to the change log: made valid UTF-8, printable and short.
 	// Cloned: a substring would keep the whole INFO text alive as long as

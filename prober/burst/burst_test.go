@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -50,7 +51,11 @@ func commandCalls(t *testing.T, c *redis.Client, name string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := ParseInfo(text)["cmdstat_"+name]
+	info, err := collector.ParseInfo(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := info["cmdstat_"+name]
 	calls, _, _ := strings.Cut(strings.TrimPrefix(v, "calls="), ",")
 	n, _ := strconv.ParseInt(calls, 10, 64)
 	return n

@@ -1,13 +1,12 @@
 package burst
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -116,22 +115,6 @@ type ServerState struct {
 	Version      string
 }
 
-// ParseInfo reads INFO text into fields.
-func ParseInfo(text string) map[string]string {
-	out := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // parseServerState picks the governor's fields out of INFO.
 func parseServerState(info map[string]string) ServerState {
 	num := func(k string) int64 {
@@ -165,7 +148,13 @@ func ReadServerState(ctx context.Context, c redis.Cmdable) (ServerState, error) 
 	if err != nil {
 		return ServerState{}, fmt.Errorf("INFO: %w", err)
 	}
-	return parseServerState(ParseInfo(text)), nil
+	// The exporter's INFO reader: bounded, and a reply that is not INFO is
+	// an error, not a server with no fields.
+	info, err := collector.ParseInfo(text)
+	if err != nil {
+		return ServerState{}, fmt.Errorf("INFO: %w", err)
+	}
+	return parseServerState(info), nil
 }
 
 // memoryLimit is what the headroom is a fraction of.

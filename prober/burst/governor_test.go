@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
@@ -17,7 +18,14 @@ func TestParseServerStateFromInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := parseServerState(ParseInfo(string(b)))
+	parse := func(text string) collector.Info {
+		info, err := collector.ParseInfo(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
+	s := parseServerState(parse(string(b)))
 	if s.Role != "master" || s.Loading || s.Fork != "" || s.Version != "7.0.15" {
 		t.Fatalf("parsed %+v", s)
 	}
@@ -25,7 +33,7 @@ func TestParseServerStateFromInfo(t *testing.T) {
 		t.Fatalf("memory fields: %+v", s)
 	}
 	fork := strings.Replace(string(b), "aof_rewrite_in_progress:0", "aof_rewrite_in_progress:1", 1)
-	if s := parseServerState(ParseInfo(fork)); s.Fork != "aof" {
+	if s := parseServerState(parse(fork)); s.Fork != "aof" {
 		t.Fatalf("aof rewrite not seen: %+v", s)
 	}
 }

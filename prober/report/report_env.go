@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
 // Environment is what a report needs to be read later: the Redis server
@@ -79,7 +78,7 @@ func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths HostPaths, 
 		Host:   readHostEnv(paths),
 	}
 	if text, err := c.Info(ctx).Result(); err == nil {
-		info := burst.ParseInfo(text)
+		info, _ := collector.ParseInfo(text) // nil on a reply that is not INFO: the fields stay empty
 		env.Redis = RedisEnv{Version: info["redis_version"], Mode: info["redis_mode"], OS: info["os"],
 			Role: info["role"], Allocator: info["mem_allocator"], IOThreads: info["io_threads_active"]}
 		env.Redis.UsedMemory, _ = strconv.ParseInt(info["used_memory"], 10, 64)

@@ -378,7 +378,7 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 		if ver == "" {
 			ver = "devel" // built without the Makefile's version ldflags
 		}
-		envSnap := report.SnapshotEnvironment(ctx, control, report.HostPaths{Proc: *paths.procfs, Sys: *paths.sysfs},
+		envSnap := report.SnapshotEnvironment(ctx, control, paths.paths(),
 			ver, version.Revision)
 
 		var rep *report.Report

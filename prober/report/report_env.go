@@ -64,15 +64,9 @@ var latencyConfig = []string{
 	"timeout", "maxclients", "repl-diskless-sync", "rdbcompression", "disable-thp",
 }
 
-// HostPaths are the roots the host snapshot reads, flags in run mode
-// (--path.procfs, --path.sysfs) and fixtures in tests.
-type HostPaths struct {
-	Proc, Sys string
-}
-
 // SnapshotEnvironment reads the environment. What cannot be read stays
 // empty: a report is still worth having without CONFIG GET.
-func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths HostPaths, version, revision string) *Environment {
+func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths collector.Paths, version, revision string) *Environment {
 	env := &Environment{
 		Prober: ProberEnv{Version: version, Revision: revision, GoVersion: runtime.Version()},
 		Host:   readHostEnv(paths),
@@ -108,13 +102,15 @@ func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths HostPaths, 
 	return env
 }
 
-func readHostEnv(p HostPaths) HostEnv {
+func readHostEnv(p collector.Paths) HostEnv {
 	h := HostEnv{CPUs: runtime.NumCPU()}
-	h.Kernel = readTrim(filepath.Join(p.Proc, "sys/kernel/osrelease"))
-	h.THPEnabled = activeMode(readTrim(filepath.Join(p.Sys, "kernel/mm/transparent_hugepage/enabled")))
-	h.THPDefrag = activeMode(readTrim(filepath.Join(p.Sys, "kernel/mm/transparent_hugepage/defrag")))
-	h.CPUModel = cpuModel(filepath.Join(p.Proc, "cpuinfo"))
-	h.Sysctls = readEnvSysctls(p.Proc)
+	h.Kernel = readTrim(filepath.Join(p.ProcFS, "sys/kernel/osrelease"))
+	// The THP modes as the collectors read them (what is unreadable stays
+	// empty, which the report shows as unknown).
+	hf, _ := collector.ReadHostFacts(p)
+	h.THPEnabled, h.THPDefrag = hf.THPEnabled, hf.THPDefrag
+	h.CPUModel = cpuModel(filepath.Join(p.ProcFS, "cpuinfo"))
+	h.Sysctls = readEnvSysctls(p.ProcFS)
 	return h
 }
 
@@ -124,17 +120,6 @@ func readTrim(path string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// activeMode picks the bracketed mode of a sysfs choice file: "always
-// [madvise] never" is madvise.
-func activeMode(s string) string {
-	if i := strings.IndexByte(s, '['); i >= 0 {
-		if j := strings.IndexByte(s[i:], ']'); j > 0 {
-			return s[i+1 : i+j]
-		}
-	}
-	return s
 }
 
 func cpuModel(path string) string {

@@ -92,10 +92,7 @@ func (b *Bursts) RunTarget(ctx context.Context, t Target, control *redis.Client)
 	if b.cfg.Interval <= 0 {
 		return
 	}
-	log := b.log.With("target", t.Name, "service", "bursts")
-	if t.Node != "" {
-		log = log.With("node", t.Node)
-	}
+	log := t.logger(b.log, "service", "bursts")
 	if t.ReadOnly && !b.cfg.Guards.AllowReplica {
 		log.Debug("no bursts on a replica node")
 		return

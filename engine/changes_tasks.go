@@ -18,10 +18,7 @@ func (c *Changes) NodeTasks(t Target, control *redis.Client) ([]Task, func()) {
 	}
 	nw, gen := c.attach(t)
 	c.metrics.InitChanges(t.Name, watchedKinds...)
-	log := c.log.With("target", t.Name, "service", "changes")
-	if t.Node != "" {
-		log = log.With("node", t.Node)
-	}
+	log := t.logger(c.log, "service", "changes")
 	w := &nodeWatcher{c: c, t: t, control: control, nw: nw, log: log, hostGen: gen}
 	return []Task{{Every: c.cfg.Interval, Run: func(ctx context.Context) { w.check(ctx, time.Now()) }}},
 		func() { c.detach(t, nw) }

@@ -245,3 +245,14 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 func startSpread(n int) time.Duration {
 	return min(5*time.Second, time.Duration(n)*25*time.Millisecond)
 }
+
+// logger is log with the node's target label, its node when it has one,
+// and the extra attributes: every per-node line says where it comes from
+// the same way.
+func (t Target) logger(log *slog.Logger, attrs ...any) *slog.Logger {
+	attrs = append([]any{"target", t.Name}, attrs...)
+	if t.Node != "" {
+		attrs = append(attrs, "node", t.Node)
+	}
+	return log.With(attrs...)
+}

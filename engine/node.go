@@ -14,10 +14,7 @@ import (
 // onError sees every failed probe, so a MOVED reply can refresh a Cluster's
 // topology at once.
 func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Duration, onError func(error)) {
-	log := e.log.With("target", t.Name)
-	if t.Node != "" {
-		log = log.With("node", t.Node)
-	}
+	log := t.logger(e.log)
 	cfg := t.Probe
 	if t.ReadOnly {
 		cfg.Commands = readCommands(cfg.Commands)

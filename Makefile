@@ -12,7 +12,7 @@ LDFLAGS   := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Revision=$(REVISION)
              -X $(VPKG).BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build test test-go test-rules lint demo bench docker fmt vet clean
+.PHONY: all build test deps test-go test-rules lint demo bench docker fmt vet clean
 
 all: build
 
@@ -22,7 +22,12 @@ build:
 ## test: everything CI runs, against real redis-server and Prometheus: the
 ## default suite on bookworm's Redis 7.0 and Prometheus 2.42, then the matrix
 ## of newer peers that scripts/peers.sh fetches into PEERS_CACHE.
-test: vet test-go test-rules test-matrix test-fuzz
+test: deps vet test-go test-rules test-matrix test-fuzz
+
+## deps: what the tests need (as root: the Debian packages and the newer
+## peers of the matrix; otherwise it names what is missing).
+deps:
+	@./scripts/test-deps.sh
 
 vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi

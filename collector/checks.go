@@ -461,37 +461,37 @@ func humanBytes(b uint64) string {
 
 // checkDescs are the series of the checks collector.
 type checkDescs struct {
-	passed, unknown *prometheus.Desc
+	passed, unknown targetDesc
 }
 
-func newCheckDescs(cl prometheus.Labels) checkDescs {
+func newCheckDescs() checkDescs {
 	return checkDescs{
-		passed: prometheus.NewDesc("redis_prober_check_passed",
+		passed: newTargetDesc("redis_prober_check_passed",
 			"1 when a tuning check passes at the given severity, 0 when it fails; absent while its input cannot be read (see redis_prober_check_unknown).",
-			[]string{"check", "severity"}, cl),
-		unknown: prometheus.NewDesc("redis_prober_check_unknown",
+			"check", "severity"),
+		unknown: newTargetDesc("redis_prober_check_unknown",
 			"1 when a tuning check cannot be evaluated because an input is not readable here (ACL, PID namespace, no /sys); never a failure. Absent for checks that were evaluated (see redis_prober_check_passed).",
-			[]string{"check"}, cl),
+			"check"),
 	}
 }
 
 func (d checkDescs) describe(ch chan<- *prometheus.Desc) {
-	ch <- d.passed
-	ch <- d.unknown
+	ch <- d.passed.Desc
+	ch <- d.unknown.Desc
 }
 
-func (d checkDescs) emit(ch chan<- prometheus.Metric, results []Result) {
+func (d checkDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, results []Result) {
 	for _, r := range results {
 		// Each check has one series: passed (by severity) when it was
 		// evaluated, unknown when it could not be (not a 0 beside every
 		// evaluated one: series per target are the budget).
 		if r.Status == StatusUnknown {
-			constMetric(ch, d.unknown, prometheus.GaugeValue, 1, r.ID)
+			targetMetric(ch, d.unknown, prometheus.GaugeValue, 1, sl, r.ID)
 			continue
 		}
-		constMetric(ch, d.passed, prometheus.GaugeValue, boolFloat(r.Status != StatusFail), r.ID, string(r.Severity))
+		targetMetric(ch, d.passed, prometheus.GaugeValue, boolFloat(r.Status != StatusFail), sl, r.ID, string(r.Severity))
 		if r.Warns {
-			constMetric(ch, d.passed, prometheus.GaugeValue, boolFloat(r.Status == StatusPass), r.ID, string(SeverityWarning))
+			targetMetric(ch, d.passed, prometheus.GaugeValue, boolFloat(r.Status == StatusPass), sl, r.ID, string(SeverityWarning))
 		}
 	}
 }

@@ -145,15 +145,18 @@ func TestCheckSeries(t *testing.T) {
 	f.Host.Sysctls["vm.swappiness"] = 5 // warn level
 	f.Config = nil                      // latency_monitor and friends unknown
 	results := Evaluate(&f)
-	d := newCheckDescs(prometheus.Labels{"target": "t"})
-	c := collectFunc{describe: d.describe, collect: func(ch chan<- prometheus.Metric) { d.emit(ch, results) }}
+	d := newCheckDescs()
+	c := collectFunc{describe: d.describe, collect: func(ch chan<- prometheus.Metric) {
+		sl := newSeriesLabels("t", "")
+		d.emit(ch, &sl, results)
+	}}
 	want := `
 # HELP redis_prober_check_passed 1 when a tuning check passes at the given severity, 0 when it fails; absent while its input cannot be read (see redis_prober_check_unknown).
 # TYPE redis_prober_check_passed gauge
-redis_prober_check_passed{check="vm_swappiness",severity="critical",target="t"} 1
-redis_prober_check_passed{check="vm_swappiness",severity="warning",target="t"} 0
+redis_prober_check_passed{check="vm_swappiness",node="",severity="critical",target="t"} 1
+redis_prober_check_passed{check="vm_swappiness",node="",severity="warning",target="t"} 0
 # TYPE redis_prober_check_unknown gauge
-redis_prober_check_unknown{check="latency_monitor",target="t"} 1
+redis_prober_check_unknown{check="latency_monitor",node="",target="t"} 1
 `
 	got, err := testutil.CollectAndFormat(c, expfmt.TypeTextPlain, "redis_prober_check_passed", "redis_prober_check_unknown")
 	if err != nil {

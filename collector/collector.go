@@ -99,33 +99,39 @@ type source interface {
 
 // healthDescs are node_exporter's per-collector health series.
 type healthDescs struct {
-	success, duration *prometheus.Desc
+	success, duration targetDesc
 }
 
-// newHealthDescs declares the health series with the const labels target
-// and node (both "" for host collectors, so both kinds share one label set;
-// Prometheus stores an empty label as no label).
-func newHealthDescs(cl prometheus.Labels) healthDescs {
+// newHealthDescs declares the health series with the labels target and
+// node: const labels cl for host collectors (both "", so both kinds share
+// one label set; Prometheus stores an empty label as no label), variable
+// labels vl ("target", "node") for the Redis-side ones, shared by every
+// target.
+func newHealthDescs(cl prometheus.Labels, vl ...string) healthDescs {
+	labels := append(vl[:len(vl):len(vl)], "collector")
+	d := func(name, help string) targetDesc {
+		return targetDesc{Desc: prometheus.NewDesc(name, help, labels, cl), own: []string{"collector"}}
+	}
 	return healthDescs{
-		success: prometheus.NewDesc("redis_prober_collector_success",
-			"1 when the collector's last read succeeded (for Redis-side collectors: the last refresh), 0 when it failed or had no data here.",
-			[]string{"collector"}, cl),
-		duration: prometheus.NewDesc("redis_prober_collector_duration_seconds",
-			"How long the collector's last read took (for Redis-side collectors: the last refresh).",
-			[]string{"collector"}, cl),
+		success: d("redis_prober_collector_success",
+			"1 when the collector's last read succeeded (for Redis-side collectors: the last refresh), 0 when it failed or had no data here."),
+		duration: d("redis_prober_collector_duration_seconds",
+			"How long the collector's last read took (for Redis-side collectors: the last refresh)."),
 	}
 }
 
 func (h healthDescs) describe(ch chan<- *prometheus.Desc) {
-	ch <- h.success
-	ch <- h.duration
+	ch <- h.success.Desc
+	ch <- h.duration.Desc
 }
 
-func (h healthDescs) emit(ch chan<- prometheus.Metric, name string, err error, seconds float64) {
+// emit writes the health of collector name for the target of sl (nil for
+// host collectors).
+func (h healthDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, name string, err error, seconds float64) {
 	ok := 1.0
 	if err != nil {
 		ok = 0
 	}
-	constMetric(ch, h.success, prometheus.GaugeValue, ok, name)
-	constMetric(ch, h.duration, prometheus.GaugeValue, seconds, name)
+	targetMetric(ch, h.success, prometheus.GaugeValue, ok, sl, name)
+	targetMetric(ch, h.duration, prometheus.GaugeValue, seconds, sl, name)
 }

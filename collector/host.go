@@ -47,7 +47,7 @@ func (h *Host) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range h.sources {
 		start := time.Now()
 		err := s.src.update(ch)
-		h.health.emit(ch, s.name, err, time.Since(start).Seconds())
+		h.health.emit(ch, nil, s.name, err, time.Since(start).Seconds())
 		h.faults.observe(s.name, err)
 	}
 }

@@ -220,16 +220,14 @@ func (f *forkTracker) next(info Info) int {
 
 // infoDescs are the series read from INFO.
 type infoDescs struct {
-	forkLast, forkPerGB, forks                   *prometheus.Desc
-	fragRatio, fragBytes, allocRatio, allocBytes *prometheus.Desc
-	defrag, used, rss, max                       *prometheus.Desc
-	inProgress, lastOK                           *prometheus.Desc
+	forkLast, forkPerGB, forks                   targetDesc
+	fragRatio, fragBytes, allocRatio, allocBytes targetDesc
+	defrag, used, rss, max                       targetDesc
+	inProgress, lastOK                           targetDesc
 }
 
-func newInfoDescs(cl prometheus.Labels) infoDescs {
-	d := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, labels, cl)
-	}
+func newInfoDescs() infoDescs {
+	d := newTargetDesc
 	return infoDescs{
 		forkLast:   d("redis_prober_fork_last_seconds", "Duration of the latest fork (INFO latest_fork_usec); Redis is blocked for all of it."),
 		forkPerGB:  d("redis_prober_fork_last_seconds_per_gigabyte", "Latest fork time per GB (1e9 bytes) of RSS: about 10 ms is bare metal, far more points at a VM without fast fork or THP."),
@@ -248,24 +246,24 @@ func newInfoDescs(cl prometheus.Labels) infoDescs {
 }
 
 func (d infoDescs) describe(ch chan<- *prometheus.Desc) {
-	for _, x := range []*prometheus.Desc{d.forkLast, d.forkPerGB, d.forks, d.fragRatio, d.fragBytes,
+	for _, x := range []targetDesc{d.forkLast, d.forkPerGB, d.forks, d.fragRatio, d.fragBytes,
 		d.allocRatio, d.allocBytes, d.defrag, d.used, d.rss, d.max, d.inProgress, d.lastOK} {
-		ch <- x
+		ch <- x.Desc
 	}
 }
 
 // emit writes what the snapshot's INFO has; a field the server lacks
 // yields no series.
-func (d infoDescs) emit(ch chan<- prometheus.Metric, info Info) {
+func (d infoDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, info Info) {
 	if info == nil {
 		return
 	}
-	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
-		constMetric(ch, desc, prometheus.GaugeValue, v, labels...)
+	gauge := func(desc targetDesc, v float64, labels ...string) {
+		targetMetric(ch, desc, prometheus.GaugeValue, v, sl, labels...)
 	}
 	// div converts to base units (µs to s divides by 1e6: exact where
 	// multiplying by 1e-6 is not).
-	field := func(desc *prometheus.Desc, key string, div float64) {
+	field := func(desc targetDesc, key string, div float64) {
 		if v, ok := info.Float(key); ok {
 			gauge(desc, v/div)
 		}
@@ -275,7 +273,7 @@ func (d infoDescs) emit(ch chan<- prometheus.Metric, info Info) {
 		gauge(d.forkPerGB, perGB)
 	}
 	if v, ok := info.Float("total_forks"); ok {
-		constMetric(ch, d.forks, prometheus.CounterValue, v)
+		targetMetric(ch, d.forks, prometheus.CounterValue, v, sl)
 	}
 	field(d.fragRatio, "mem_fragmentation_ratio", 1)
 	if v, ok := info.Float("mem_fragmentation_bytes"); ok {

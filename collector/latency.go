@@ -209,43 +209,43 @@ func parseCommandStats(info Info) map[string]commandStat {
 
 // latencyDescs are the series of the latency collector.
 type latencyDescs struct {
-	last, max, ts, hist *prometheus.Desc
-	classic             bool // classic buckets on hist, beside the native ones
+	last, max, ts, hist targetDesc
 }
 
-func newLatencyDescs(cl prometheus.Labels, classic bool) latencyDescs {
+func newLatencyDescs() latencyDescs {
 	return latencyDescs{
-		classic: classic,
-		last: prometheus.NewDesc("redis_prober_server_latency_event_seconds",
+		last: newTargetDesc("redis_prober_server_latency_event_seconds",
 			"Latest latency spike the server recorded per event class (LATENCY LATEST; needs latency-monitor-threshold).",
-			[]string{"event"}, cl),
-		max: prometheus.NewDesc("redis_prober_server_latency_event_max_seconds",
+			"event"),
+		max: newTargetDesc("redis_prober_server_latency_event_max_seconds",
 			"Worst latency spike the server recorded per event class since the monitor was reset (LATENCY LATEST).",
-			[]string{"event"}, cl),
-		ts: prometheus.NewDesc("redis_prober_server_latency_event_timestamp_seconds",
+			"event"),
+		ts: newTargetDesc("redis_prober_server_latency_event_timestamp_seconds",
 			"Unix time of the latest latency spike per event class (LATENCY LATEST).",
-			[]string{"event"}, cl),
-		hist: prometheus.NewDesc("redis_prober_server_latency_seconds",
+			"event"),
+		hist: newTargetDesc("redis_prober_server_latency_seconds",
 			"Time the server spent executing each probed command (LATENCY HISTOGRAM, Redis 7+): what Redis spent, beside what clients feel. Native schema 0; classic buckets at powers of two microseconds with --collector.server-latency.classic-buckets.",
-			[]string{"command"}, cl),
+			"command"),
 	}
 }
 
 func (d latencyDescs) describe(ch chan<- *prometheus.Desc) {
-	ch <- d.last
-	ch <- d.max
-	ch <- d.ts
-	ch <- d.hist
+	ch <- d.last.Desc
+	ch <- d.max.Desc
+	ch <- d.ts.Desc
+	ch <- d.hist.Desc
 }
 
-func (d latencyDescs) emit(ch chan<- prometheus.Metric, events []LatencyEvent, hists []CommandHistogram) {
+// emit writes the events and histograms of the target of sl;
+// classic adds classic buckets to hist, beside the native ones.
+func (d latencyDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, events []LatencyEvent, hists []CommandHistogram, classic bool) {
 	for _, e := range events {
-		constMetric(ch, d.last, prometheus.GaugeValue, float64(e.LatestMillis)/1e3, e.Event)
-		constMetric(ch, d.max, prometheus.GaugeValue, float64(e.MaxMillis)/1e3, e.Event)
-		constMetric(ch, d.ts, prometheus.GaugeValue, float64(e.Timestamp), e.Event)
+		targetMetric(ch, d.last, prometheus.GaugeValue, float64(e.LatestMillis)/1e3, sl, e.Event)
+		targetMetric(ch, d.max, prometheus.GaugeValue, float64(e.MaxMillis)/1e3, sl, e.Event)
+		targetMetric(ch, d.ts, prometheus.GaugeValue, float64(e.Timestamp), sl, e.Event)
 	}
 	for _, h := range hists {
-		ch <- newServerHistogram(d.hist, h, d.classic, h.Command)
+		ch <- newServerHistogram(d.hist.Desc, h, classic, sl.values[0], sl.values[1], h.Command)
 	}
 }
 

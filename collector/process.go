@@ -46,41 +46,41 @@ func IdentityFromInfo(info Info) Identity {
 
 // processDescs are the series of the process collector.
 type processDescs struct {
-	swap, rss, anonHuge, openFiles, switches, cpus, nodes *prometheus.Desc
+	swap, rss, anonHuge, openFiles, switches, cpus, nodes targetDesc
 }
 
-func newProcessDescs(cl prometheus.Labels) processDescs {
+func newProcessDescs() processDescs {
 	return processDescs{
-		swap: prometheus.NewDesc("redis_prober_process_swap_bytes",
-			"Memory of the redis-server process that sits in swap (/proc/<pid>/status VmSwap); any is a latency hazard.", nil, cl),
-		rss: prometheus.NewDesc("redis_prober_process_rss_bytes",
-			"Resident memory of the redis-server process (/proc/<pid>/status VmRSS).", nil, cl),
-		anonHuge: prometheus.NewDesc("redis_prober_process_anon_hugepages_bytes",
-			"Memory of the redis-server process backed by transparent huge pages (/proc/<pid>/smaps_rollup AnonHugePages).", nil, cl),
-		openFiles: prometheus.NewDesc("redis_prober_process_open_files_limit",
-			"Soft open-files limit of the redis-server process (/proc/<pid>/limits).", nil, cl),
-		switches: prometheus.NewDesc("redis_prober_process_context_switches_total",
+		swap: newTargetDesc("redis_prober_process_swap_bytes",
+			"Memory of the redis-server process that sits in swap (/proc/<pid>/status VmSwap); any is a latency hazard."),
+		rss: newTargetDesc("redis_prober_process_rss_bytes",
+			"Resident memory of the redis-server process (/proc/<pid>/status VmRSS)."),
+		anonHuge: newTargetDesc("redis_prober_process_anon_hugepages_bytes",
+			"Memory of the redis-server process backed by transparent huge pages (/proc/<pid>/smaps_rollup AnonHugePages)."),
+		openFiles: newTargetDesc("redis_prober_process_open_files_limit",
+			"Soft open-files limit of the redis-server process (/proc/<pid>/limits)."),
+		switches: newTargetDesc("redis_prober_process_context_switches_total",
 			"Context switches of the redis-server main thread, by kind (voluntary, involuntary: preempted by another task).",
-			[]string{"kind"}, cl),
-		cpus: prometheus.NewDesc("redis_prober_process_cpus_allowed",
-			"CPUs the redis-server process may run on (/proc/<pid>/status Cpus_allowed_list).", nil, cl),
-		nodes: prometheus.NewDesc("redis_prober_process_numa_nodes_allowed",
-			"NUMA nodes the redis-server process may allocate from (/proc/<pid>/status Mems_allowed_list).", nil, cl),
+			"kind"),
+		cpus: newTargetDesc("redis_prober_process_cpus_allowed",
+			"CPUs the redis-server process may run on (/proc/<pid>/status Cpus_allowed_list)."),
+		nodes: newTargetDesc("redis_prober_process_numa_nodes_allowed",
+			"NUMA nodes the redis-server process may allocate from (/proc/<pid>/status Mems_allowed_list)."),
 	}
 }
 
 func (d processDescs) describe(ch chan<- *prometheus.Desc) {
-	for _, x := range []*prometheus.Desc{d.swap, d.rss, d.anonHuge, d.openFiles, d.switches, d.cpus, d.nodes} {
-		ch <- x
+	for _, x := range []targetDesc{d.swap, d.rss, d.anonHuge, d.openFiles, d.switches, d.cpus, d.nodes} {
+		ch <- x.Desc
 	}
 }
 
-func (d processDescs) emit(ch chan<- prometheus.Metric, ps *ProcessStats) {
+func (d processDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, ps *ProcessStats) {
 	if ps == nil {
 		return
 	}
-	gauge := func(desc *prometheus.Desc, v float64) {
-		constMetric(ch, desc, prometheus.GaugeValue, v)
+	gauge := func(desc targetDesc, v float64) {
+		targetMetric(ch, desc, prometheus.GaugeValue, v, sl)
 	}
 	gauge(d.swap, float64(ps.SwapBytes))
 	gauge(d.rss, float64(ps.RSSBytes))
@@ -90,8 +90,8 @@ func (d processDescs) emit(ch chan<- prometheus.Metric, ps *ProcessStats) {
 	if ps.HasOpenFilesLimit {
 		gauge(d.openFiles, float64(ps.OpenFilesLimit))
 	}
-	constMetric(ch, d.switches, prometheus.CounterValue, float64(ps.VoluntarySwitches), "voluntary")
-	constMetric(ch, d.switches, prometheus.CounterValue, float64(ps.InvoluntarySwitches), "involuntary")
+	targetMetric(ch, d.switches, prometheus.CounterValue, float64(ps.VoluntarySwitches), sl, "voluntary")
+	targetMetric(ch, d.switches, prometheus.CounterValue, float64(ps.InvoluntarySwitches), sl, "involuntary")
 	if ps.CPUsAllowed > 0 {
 		gauge(d.cpus, float64(ps.CPUsAllowed))
 	}

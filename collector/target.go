@@ -57,80 +57,133 @@ type Snapshot struct {
 	Durations map[string]time.Duration
 }
 
-// Target holds the cached Redis-side state of one target and exports it.
-// Refresh is the only place that talks to Redis; Collect reads the cache.
+// Target holds the cached Redis-side state of one target; its set
+// (Targets) exports it. Refresh is the only place that talks to Redis;
+// Collect reads the cache.
 type Target struct {
 	cfg    TargetConfig
 	client Doer
 	faults *faultLog
-
-	health healthDescs
-	info   infoDescs
-	lat    latencyDescs
-	proc   processDescs
-	checks checkDescs
-	fork   prometheus.Histogram
-	// dropped counts series left out, by collector: over a per-target
-	// cap, a duplicate label value, an absurd INFO value.
-	dropped *prometheus.CounterVec
+	set    *Targets
+	sl     seriesLabels // the values of the target and node labels
 
 	refreshMu sync.Mutex // one refresh at a time; guards the fields below
 	forks     forkTracker
 	capLogged map[string]bool // collectors whose drops were logged
 	lastBad   string          // the absurd INFO values logged last
+	// fork is the target's child of the set's fork histogram, from Add;
+	// before, observations wait in pendingForks.
+	fork         prometheus.Histogram
+	pendingForks []float64
+	// newDropped makes the target's child of the set's dropped counter,
+	// from Add; before, drops wait in pendingDrops.
+	newDropped   func(collector string) prometheus.Counter
+	pendingDrops [len(dropCollectors)]float64
 
-	mu   sync.RWMutex
-	snap Snapshot
+	mu      sync.RWMutex // guards snap and the existence of dropped's children
+	snap    Snapshot
+	dropped [len(dropCollectors)]prometheus.Counter // by dropCollectors index; nil until the first drop or Add
 }
 
 var _ prometheus.Collector = (*Target)(nil)
 
-// ForkBuckets are the classic buckets of redis_prober_fork_seconds, one a
-// decade from 1 ms to 1 s: enough for a Prometheus without native
-// histograms to tell a small instance's fork from a slow VM's, with the
-// detail in the native buckets (16 classic ones were 17 series a target for
-// an event that happens a few times an hour).
-var ForkBuckets = []float64{.001, .01, .1, 1}
+// dropCollectors are the collectors that can drop series, in the order of
+// Target.dropped.
+var dropCollectors = [...]string{"info", "latency"}
 
-// NewTarget declares the series of one target (all carrying its target
-// label). It does not call Redis; Refresh does.
+func dropIndex(collector string) int {
+	for i, c := range dropCollectors {
+		if c == collector {
+			return i
+		}
+	}
+	panic("collector: " + collector + " does not drop series")
+}
+
+// NewTarget declares the series of one target, collected alone: a
+// prometheus.Collector of its own (with descriptors of its own), for a
+// one-off read (the doctor) and tests. The exporter adds every target to
+// one Targets. A target whose labels are not valid UTF-8 has no series;
+// Refresh and Snapshot work all the same. It does not call Redis; Refresh
+// does.
 func NewTarget(cfg TargetConfig, client Doer) *Target {
+	s := NewTargets()
+	t := s.NewTarget(cfg, client)
+	_, _ = s.Add(t) // a new set holds nothing else
+	return t
+}
+
+// NewTarget makes a target of the set, not collected until Add. It does
+// not call Redis; Refresh does.
+func (s *Targets) NewTarget(cfg TargetConfig, client Doer) *Target {
 	if cfg.Enabled == nil {
 		cfg.Enabled = AllEnabled()
 	}
-	cl := prometheus.Labels{"target": cfg.Name, "node": cfg.Node}
-	t := &Target{
-		cfg:    cfg,
-		client: client,
-		faults: newFaultLog(cfg.Log),
-		health: newHealthDescs(cl),
-		info:   newInfoDescs(cl),
-		lat:    newLatencyDescs(cl, cfg.ServerClassicBuckets),
-		proc:   newProcessDescs(cl),
-		checks: newCheckDescs(cl),
-		fork: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:                            "redis_prober_fork_seconds",
-			Help:                            "Duration of every fork the prober saw happen (from INFO total_forks and latest_fork_usec; several forks between two refreshes are all counted at the latest one's duration).",
-			ConstLabels:                     cl,
-			Buckets:                         ForkBuckets,
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  160,
-			NativeHistogramMinResetDuration: time.Hour,
-		}),
-		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name:        "redis_prober_collector_dropped_series_total",
-			Help:        "Series a Redis-side collector left out of /metrics: LATENCY LATEST events and LATENCY HISTOGRAM commands over the per-target caps or repeated, INFO fields over the parse bounds or with absurd values (a negative fork time).",
-			ConstLabels: cl,
-		}, []string{"collector"}),
+	return &Target{
+		cfg:       cfg,
+		client:    client,
+		faults:    newFaultLog(cfg.Log),
+		set:       s,
+		sl:        newSeriesLabels(cfg.Name, cfg.Node),
 		capLogged: map[string]bool{},
 	}
-	// The collectors that can drop start at 0.
-	for _, name := range []string{"info", "latency"} {
-		if cfg.Enabled[name] {
-			t.dropped.WithLabelValues(name)
+}
+
+// bind gives t its children of the set's fork histogram and dropped
+// counter, and moves what waited into them; t.refreshMu is held. The
+// collectors that can drop start at 0, when they run.
+func (t *Target) bind(fork prometheus.Histogram, newDropped func(collector string) prometheus.Counter) {
+	t.fork, t.newDropped = fork, newDropped
+	for _, v := range t.pendingForks {
+		fork.Observe(v)
+	}
+	t.pendingForks = nil
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, name := range dropCollectors {
+		if t.cfg.Enabled[name] || t.pendingDrops[i] > 0 {
+			t.dropped[i] = newDropped(name)
+			t.dropped[i].Add(t.pendingDrops[i])
 		}
 	}
-	return t
+	t.pendingDrops = [len(dropCollectors)]float64{}
+}
+
+// observeFork records a fork of d seconds; t.refreshMu is held.
+func (t *Target) observeFork(d float64) {
+	if t.fork != nil {
+		t.fork.Observe(d)
+	} else if len(t.pendingForks) < maxForksPerRefresh {
+		t.pendingForks = append(t.pendingForks, d)
+	}
+}
+
+// countDropped adds n to the dropped series of collector; t.refreshMu is
+// held.
+func (t *Target) countDropped(collector string, n float64) {
+	i := dropIndex(collector)
+	if t.newDropped == nil {
+		t.pendingDrops[i] += n
+		return
+	}
+	t.mu.Lock()
+	if t.dropped[i] == nil {
+		t.dropped[i] = t.newDropped(collector)
+	}
+	c := t.dropped[i]
+	t.mu.Unlock()
+	c.Add(n)
+}
+
+// collectDropped collects the target's dropped counters.
+func (t *Target) collectDropped(ch chan<- prometheus.Metric) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for _, c := range t.dropped {
+		if c != nil {
+			c.Collect(ch)
+		}
+	}
 }
 
 // drop counts n series collector left out, and logs the first time it
@@ -139,7 +192,7 @@ func (t *Target) drop(collector string, n int, why string) {
 	if n <= 0 {
 		return
 	}
-	t.dropped.WithLabelValues(collector).Add(float64(n))
+	t.countDropped(collector, float64(n))
 	if t.capLogged[collector] {
 		return
 	}
@@ -189,7 +242,7 @@ func (t *Target) Refresh(ctx context.Context) {
 			if n := t.forks.next(s.Info); n > 0 {
 				if usec, ok := s.Info.Float("latest_fork_usec"); ok {
 					for range n {
-						t.fork.Observe(usec / 1e6)
+						t.observeFork(usec / 1e6)
 					}
 				}
 			}
@@ -238,41 +291,17 @@ func (t *Target) Refresh(ctx context.Context) {
 	t.mu.Unlock()
 }
 
-// Describe implements prometheus.Collector.
+// Describe implements prometheus.Collector: the descriptors of its set,
+// those of its Health too. Register a Target of NewTarget alone, or a
+// Targets; never a Target beside its set.
 func (t *Target) Describe(ch chan<- *prometheus.Desc) {
-	t.health.describe(ch)
-	t.info.describe(ch)
-	t.fork.Describe(ch)
-	t.lat.describe(ch)
-	t.proc.describe(ch)
-	t.checks.describe(ch)
-	t.dropped.Describe(ch)
+	t.set.Describe(ch)
+	t.set.health.describe(ch)
 }
 
-// Collect implements prometheus.Collector from the cache only.
-func (t *Target) Collect(ch chan<- prometheus.Metric) {
-	s := t.Snapshot()
-	for _, d := range All() {
-		if d.Kind != KindTarget || !t.cfg.Enabled[d.Name] {
-			continue
-		}
-		switch d.Name {
-		case "info":
-			t.info.emit(ch, s.Info)
-			t.fork.Collect(ch)
-		case "latency":
-			t.lat.emit(ch, s.Events, s.Histograms)
-		case "process":
-			t.proc.emit(ch, s.Process)
-		case "checks":
-			t.checks.emit(ch, s.Checks)
-		}
-		if err, ran := s.Errors[d.Name]; ran {
-			t.health.emit(ch, d.Name, err, s.Durations[d.Name].Seconds())
-		}
-	}
-	t.dropped.Collect(ch)
-}
+// Collect implements prometheus.Collector from the cache only: the
+// target's series in its set, nothing before Add or after remove.
+func (t *Target) Collect(ch chan<- prometheus.Metric) { t.set.collectOne(ch, t) }
 
 // dropAbsurd removes the absurd values of info (see infoRanges), counts
 // them and logs them at debug when they differ from last time.
@@ -282,7 +311,7 @@ func (t *Target) dropAbsurd(info Info) {
 		t.lastBad = ""
 		return
 	}
-	t.dropped.WithLabelValues("info").Add(float64(len(bad)))
+	t.countDropped("info", float64(len(bad)))
 	if msg := strings.Join(bad, " "); msg != t.lastBad {
 		t.lastBad = msg
 		t.faults.log.Debug("INFO values out of range ignored; their series are absent", "fields", msg)

@@ -1,0 +1,189 @@
+package collector
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Targets is the one collector of the Redis-side series of every target.
+// Their descriptors exist once, with the variable labels target and node
+// first, and Collect emits each added target's cache under them: at 1,000
+// targets a descriptor set (and a registration) per target was the largest
+// part of the collectors' memory.
+type Targets struct {
+	health healthDescs
+	info   infoDescs
+	lat    latencyDescs
+	proc   processDescs
+	checks checkDescs
+	fork   *prometheus.HistogramVec
+	// dropped counts series left out, by target, node and collector: over
+	// a per-target cap, a duplicate label value, an absurd INFO value.
+	dropped *prometheus.CounterVec
+
+	mu      sync.RWMutex
+	targets map[[2]string]*Target // by target and node label
+}
+
+var _ prometheus.Collector = (*Targets)(nil)
+
+// ForkBuckets are the classic buckets of redis_prober_fork_seconds, one a
+// decade from 1 ms to 1 s: enough for a Prometheus without native
+// histograms to tell a small instance's fork from a slow VM's, with the
+// detail in the native buckets (16 classic ones were 17 series a target for
+// an event that happens a few times an hour).
+var ForkBuckets = []float64{.001, .01, .1, 1}
+
+// NewTargets declares the Redis-side series once; register it and its
+// Health once, and add each target as it starts.
+func NewTargets() *Targets {
+	return &Targets{
+		health: newHealthDescs(nil, targetLabels()...),
+		info:   newInfoDescs(),
+		lat:    newLatencyDescs(),
+		proc:   newProcessDescs(),
+		checks: newCheckDescs(),
+		fork: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:                            "redis_prober_fork_seconds",
+			Help:                            "Duration of every fork the prober saw happen (from INFO total_forks and latest_fork_usec; several forks between two refreshes are all counted at the latest one's duration).",
+			Buckets:                         ForkBuckets,
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  160,
+			NativeHistogramMinResetDuration: time.Hour,
+		}, targetLabels()),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redis_prober_collector_dropped_series_total",
+			Help: "Series a Redis-side collector left out of /metrics: LATENCY LATEST events and LATENCY HISTOGRAM commands over the per-target caps or repeated, INFO fields over the parse bounds or with absurd values (a negative fork time).",
+		}, targetLabels("collector")),
+		targets: map[[2]string]*Target{},
+	}
+}
+
+// Add makes t's series part of the set's until remove is called. t must
+// come from the set's NewTarget, and its target and node labels must not
+// be those of a target already added: both would be duplicate series.
+func (s *Targets) Add(t *Target) (remove func(), err error) {
+	if t.set != s {
+		return nil, fmt.Errorf("target %q node %q belongs to another collector set", t.cfg.Name, t.cfg.Node)
+	}
+	key := [2]string{t.cfg.Name, t.cfg.Node}
+	t.refreshMu.Lock()
+	defer t.refreshMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.targets[key]; dup {
+		return nil, fmt.Errorf("target %q node %q is already collected", t.cfg.Name, t.cfg.Node)
+	}
+	if t.fork != nil {
+		return nil, fmt.Errorf("target %q node %q was added before", t.cfg.Name, t.cfg.Node)
+	}
+	fork, err := s.fork.GetMetricWithLabelValues(t.sl.values[:]...)
+	if err != nil { // a label value that is not valid UTF-8
+		return nil, fmt.Errorf("target %q node %q: %w", t.cfg.Name, t.cfg.Node, err)
+	}
+	t.bind(fork.(prometheus.Histogram), func(collector string) prometheus.Counter {
+		return s.dropped.WithLabelValues(t.sl.values[0], t.sl.values[1], collector)
+	})
+	s.targets[key] = t
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			delete(s.targets, key)
+			s.mu.Unlock()
+			s.fork.DeleteLabelValues(t.sl.values[:]...)
+			s.dropped.DeletePartialMatch(prometheus.Labels{"target": t.sl.values[0], "node": t.sl.values[1]})
+		})
+	}, nil
+}
+
+// Describe implements prometheus.Collector: the shared descriptors, once,
+// but those of Health.
+func (s *Targets) Describe(ch chan<- *prometheus.Desc) {
+	s.info.describe(ch)
+	s.fork.Describe(ch)
+	s.lat.describe(ch)
+	s.proc.describe(ch)
+	s.checks.describe(ch)
+	s.dropped.Describe(ch)
+}
+
+// Collect implements prometheus.Collector from the targets' caches only:
+// all their series but those of Health.
+func (s *Targets) Collect(ch chan<- prometheus.Metric) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, t := range s.targets {
+		s.collect(ch, t, false)
+	}
+}
+
+// Health is the collector of the targets' redis_prober_collector_success
+// and redis_prober_collector_duration_seconds. Register it beside the set;
+// it describes nothing, so the registry takes it unchecked: the host
+// collectors' series of these families carry target="" and node="" as
+// const labels, and client_golang refuses to register one family with
+// const and with variable target and node labels.
+func (s *Targets) Health() prometheus.Collector { return targetsHealth{s} }
+
+type targetsHealth struct{ s *Targets }
+
+func (targetsHealth) Describe(chan<- *prometheus.Desc) {}
+
+func (h targetsHealth) Collect(ch chan<- prometheus.Metric) {
+	h.s.mu.RLock()
+	defer h.s.mu.RUnlock()
+	for _, t := range h.s.targets {
+		h.s.collectHealth(ch, t, t.Snapshot())
+	}
+}
+
+// collectOne emits t alone, health too, if it was added.
+func (s *Targets) collectOne(ch chan<- prometheus.Metric, t *Target) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.targets[[2]string{t.cfg.Name, t.cfg.Node}] == t {
+		s.collect(ch, t, true)
+	}
+}
+
+// collectHealth emits the health series of t; s.mu is held.
+func (s *Targets) collectHealth(ch chan<- prometheus.Metric, t *Target, snap Snapshot) {
+	for _, d := range All() {
+		if d.Kind != KindTarget || !t.cfg.Enabled[d.Name] {
+			continue
+		}
+		if err, ran := snap.Errors[d.Name]; ran {
+			s.health.emit(ch, &t.sl, d.Name, err, snap.Durations[d.Name].Seconds())
+		}
+	}
+}
+
+// collect emits the series of t, an added target, with its health series
+// if health; s.mu is held.
+func (s *Targets) collect(ch chan<- prometheus.Metric, t *Target, health bool) {
+	snap := t.Snapshot()
+	for _, d := range All() {
+		if d.Kind != KindTarget || !t.cfg.Enabled[d.Name] {
+			continue
+		}
+		switch d.Name {
+		case "info":
+			s.info.emit(ch, &t.sl, snap.Info)
+			t.fork.Collect(ch)
+		case "latency":
+			s.lat.emit(ch, &t.sl, snap.Events, snap.Histograms, t.cfg.ServerClassicBuckets)
+		case "process":
+			s.proc.emit(ch, &t.sl, snap.Process)
+		case "checks":
+			s.checks.emit(ch, &t.sl, snap.Checks)
+		}
+	}
+	if health {
+		s.collectHealth(ch, t, snap)
+	}
+	t.collectDropped(ch)
+}

@@ -16,7 +16,7 @@ import (
 // CollectorsConfig is the Redis-side collectors' part of run mode.
 type CollectorsConfig struct {
 	Log        *slog.Logger
-	Registerer prometheus.Registerer // each node's collectors register here while it runs
+	Registerer prometheus.Registerer // the collectors of every node register here, once
 	Paths      collector.Paths
 	Enabled    collector.Enabled
 	Interval   time.Duration // of the refresh (--collector.refresh-interval)
@@ -30,11 +30,11 @@ type CollectorsConfig struct {
 
 // Collectors runs the Redis-side collectors of every target (every node of
 // a Cluster or Sentinel target): it refreshes their cache on the interval,
-// on the node's housekeeping loop, and keeps them registered while the
-// node runs.
+// on the node's housekeeping loop, and keeps them in the one registered
+// collector set while the node runs.
 type Collectors struct {
 	log       *slog.Logger
-	reg       prometheus.Registerer
+	targets   *collector.Targets // registered once; a node's target joins on its first refresh
 	paths     collector.Paths
 	enabled   collector.Enabled
 	interval  time.Duration
@@ -47,14 +47,23 @@ type Collectors struct {
 
 // NewCollectors returns the collector service of cfg.
 func NewCollectors(cfg CollectorsConfig) *Collectors {
-	return &Collectors{
-		log: cfg.Log, reg: cfg.Registerer, paths: cfg.Paths, enabled: cfg.Enabled,
+	s := &Collectors{
+		log: cfg.Log, targets: collector.NewTargets(), paths: cfg.Paths, enabled: cfg.Enabled,
 		interval: cfg.Interval, intrinsic: cfg.Intrinsic, classic: cfg.ServerClassicBuckets,
 		// Half an interval: every target's refresh within it reads the
 		// same process and host state once.
 		processes: collector.NewProcessCache(cfg.Interval / 2),
 		hostFacts: collector.NewHostFactsCache(cfg.Interval / 2),
 	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{s.targets, s.targets.Health()} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				// The checks still run for the status page.
+				s.log.Error("cannot register the Redis-side collectors; their series are absent", "err", err)
+			}
+		}
+	}
+	return s
 }
 
 var _ TaskService = (*Collectors)(nil)
@@ -62,7 +71,7 @@ var _ TaskService = (*Collectors)(nil)
 func (s *Collectors) Name() string { return "collector" }
 
 // RunTarget refreshes the target's collectors until ctx is done and
-// unregisters them on the way out. The engine runs the same work as
+// removes them on the way out. The engine runs the same work as
 // NodeTasks, on the node's housekeeping loop.
 func (s *Collectors) RunTarget(ctx context.Context, t Target, control *redis.Client) {
 	tasks, done := s.NodeTasks(t, control)
@@ -70,9 +79,9 @@ func (s *Collectors) RunTarget(ctx context.Context, t Target, control *redis.Cli
 	RunTasks(ctx, tasks)
 }
 
-// NodeTasks is the node's refresh on the interval. The first refresh
-// registers the target's collectors (so a scrape never sees them empty);
-// done unregisters them.
+// NodeTasks is the node's refresh on the interval. The first refresh adds
+// the target to the collector set (so a scrape never sees it empty); done
+// removes it.
 func (s *Collectors) NodeTasks(t Target, control *redis.Client) ([]Task, func()) {
 	log := t.logger(s.log)
 	cmds := make([]string, len(t.Probe.Commands))
@@ -86,28 +95,29 @@ func (s *Collectors) NodeTasks(t Target, control *redis.Client) ([]Task, func())
 	if s.intrinsic != nil {
 		cfg.Intrinsic = newIntrinsicReader(s.intrinsic).worst
 	}
-	tgt := collector.NewTarget(cfg, control)
-	var registered, failed bool
-	var unboard func()
+	tgt := s.targets.NewTarget(cfg, control)
+	var failed bool
+	var remove, unboard func()
 	run := func(ctx context.Context) {
 		if failed {
 			return
 		}
 		s.refresh(ctx, tgt)
-		if registered {
+		if remove != nil {
 			return
 		}
-		if err := s.reg.Register(tgt); err != nil {
-			log.Error("cannot register the target's collectors", "err", err)
+		r, err := s.targets.Add(tgt)
+		if err != nil {
+			log.Error("cannot add the target's collectors", "err", err)
 			failed = true
 			return
 		}
-		registered, unboard = true, s.checks.add(t, tgt)
+		remove, unboard = r, s.checks.add(t, tgt)
 	}
 	done := func() {
-		if registered {
+		if remove != nil {
 			unboard()
-			s.reg.Unregister(tgt)
+			remove()
 		}
 	}
 	return []Task{{Every: s.interval, Run: run}}, done

@@ -1,13 +1,79 @@
 package engine
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/prober"
 )
+
+// TestCollectorsShareOneSet: every node's Redis-side series come from one
+// registered collector; a node joins on its first refresh, a second node
+// with the same target and node labels is refused, and done takes the
+// node's series away (its fork histogram and dropped counters too) and
+// leaves the others'.
+func TestCollectorsShareOneSet(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	// The host collectors share the health families.
+	dir := t.TempDir()
+	reg.MustRegister(collector.NewHost(collector.Paths{ProcFS: dir, SysFS: dir}, collector.AllEnabled(), nil))
+	s := NewCollectors(CollectorsConfig{
+		Log: slog.New(slog.DiscardHandler), Registerer: reg, Interval: time.Second,
+		Enabled: collector.Enabled{"info": true, "latency": true},
+	})
+	// Nothing listens there: the refresh fails, and its health says so.
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer client.Close()
+	count := func(name string) int {
+		t.Helper()
+		n, err := testutil.GatherAndCount(reg, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	hostSeries := count("redis_prober_collector_success")
+	var dones []func()
+	for _, node := range []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.1:6379"} {
+		tasks, done := s.NodeTasks(Target{Name: "c", Node: node}, client)
+		dones = append(dones, done)
+		if count("redis_prober_collector_success")-hostSeries > 2*(len(dones)-1) {
+			t.Fatal("a node's series before its first refresh")
+		}
+		tasks[0].Run(t.Context())
+	}
+	if got := count("redis_prober_collector_success") - hostSeries; got != 4 {
+		t.Errorf("%d collector_success series for 2 nodes of 2 collectors, want 4 (the duplicate node is refused)", got)
+	}
+	if got := count("redis_prober_fork_seconds"); got != 2 {
+		t.Errorf("%d fork histograms, want 2", got)
+	}
+	if got := count("redis_prober_collector_dropped_series_total"); got != 4 {
+		t.Errorf("%d dropped counters, want 4", got)
+	}
+	dones[2]() // the refused duplicate: nothing of the first node goes
+	if got := count("redis_prober_fork_seconds"); got != 2 {
+		t.Errorf("after the duplicate's done: %d fork histograms, want 2", got)
+	}
+	dones[0]()
+	for name, want := range map[string]int{
+		"redis_prober_collector_success": hostSeries + 2, "redis_prober_fork_seconds": 1, "redis_prober_collector_dropped_series_total": 2,
+	} {
+		if got := count(name); got != want {
+			t.Errorf("after one node's done: %d series of %s, want %d", got, name, want)
+		}
+	}
+	dones[1]()
+	if got := count("redis_prober_collector_success") - hostSeries + count("redis_prober_fork_seconds") + count("redis_prober_collector_dropped_series_total"); got != 0 {
+		t.Errorf("%d series left after every node's done", got)
+	}
+}
 
 func TestIntrinsicReader(t *testing.T) {
 	reg := prometheus.NewRegistry()

@@ -124,15 +124,20 @@ func TestBurstLowRateHiccupDoesNotAbort(t *testing.T) {
 	plan.Clients, plan.Pipeline, plan.Rate, plan.TestTime = 1, 1, 20, 2*time.Second
 	b := testRunner(t, srv)
 	b.Guards.AbortP99 = 20 * time.Millisecond // the window (400ms) holds about 8 requests
+	// A hiccup of two slots: open loop, every slot due while the server
+	// sleeps is charged from its due time, so a sleep of 0.1 s at 20/s
+	// makes at most two of the window's eight requests slow (a 0.2 s one
+	// made four, and the median of the window then sat on the slow side
+	// as often as not).
 	go func() {
 		time.Sleep(700 * time.Millisecond)
-		c.Do(context.WithoutCancel(t.Context()), "debug", "sleep", "0.2")
+		c.Do(context.WithoutCancel(t.Context()), "debug", "sleep", "0.1")
 	}()
 	res := b.Run(t.Context(), plan)
 	if res.Outcome != OutcomeCompleted {
-		t.Fatalf("outcome %s (%s: %s), want completed: one slow request of a handful is no p99", res.Outcome, res.Reason, res.Detail)
+		t.Fatalf("outcome %s (%s: %s), want completed: a slow request or two of a handful is no p99", res.Outcome, res.Reason, res.Detail)
 	}
-	if res.Total.Quantile(1) < 100*time.Millisecond {
+	if res.Total.Quantile(1) < 50*time.Millisecond {
 		t.Fatalf("no request was held up by DEBUG SLEEP (max %v): the test proves nothing", res.Total.Quantile(1))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -153,6 +154,11 @@ func SlowRequest(addr, path string, interval, limit time.Duration) (sent int, er
 	_ = c.SetDeadline(deadline)
 	for _, b := range req {
 		if _, err := c.Write([]byte{b}); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// Our own limit, reached in a sleep that overslept on
+				// a busy host: the server was still waiting.
+				return sent, fmt.Errorf("faulttest: the server still waited after %v", limit)
+			}
 			return sent, nil // the server hung up on us: what we want
 		}
 		sent++

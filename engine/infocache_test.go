@@ -36,7 +36,9 @@ func TestInfoCacheSharesOneRead(t *testing.T) {
 
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, DisableIdentity: true})
 	defer c.Close()
-	cache := newInfoCache(time.Second)
+	// An hour's ttl on a fake clock: the real-time release of a stale text
+	// (below) can never fire within the test, however slow the host.
+	cache := newInfoCache(time.Hour)
 	clock := time.Now()
 	cache.now = func() time.Time { return clock }
 	c.AddHook(cache)
@@ -48,11 +50,37 @@ func TestInfoCacheSharesOneRead(t *testing.T) {
 	if a == "" || a != b || !strings.Contains(a, "redis_version") {
 		t.Fatalf("cached reply differs or is empty: %q vs %q", a, b)
 	}
-	clock = clock.Add(1500 * time.Millisecond) // past the ttl: read again
+	clock = clock.Add(90 * time.Minute) // past the ttl: read again
 	_ = c.Info(ctx).Val()
 	// The server ran: the first INFO, INFO server, the second INFO, and
 	// the check's own first INFO commandstats.
 	if got := infoCalls(t, check) - before; got != 4 {
 		t.Errorf("server ran %d INFO commands, want 4 (two shared reads, a section, the check)", got)
+	}
+}
+
+// A text past its ttl serves nobody: the cache lets it go instead of
+// keeping a few KiB a node until the next INFO (that a fresh one is served
+// is TestInfoCacheSharesOneRead's).
+func TestInfoCacheLetsAStaleTextGo(t *testing.T) {
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, DisableIdentity: true})
+	defer c.Close()
+	cache := newInfoCache(20 * time.Millisecond)
+	c.AddHook(cache)
+	if c.Info(context.Background()).Val() == "" {
+		t.Fatal("no INFO reply")
+	}
+	held := func() bool {
+		cache.mu.Lock()
+		defer cache.mu.Unlock()
+		return cache.text != ""
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for held() {
+		if time.Now().After(deadline) {
+			t.Fatal("the text is still held 5 s after its 20 ms ttl")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

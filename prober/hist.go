@@ -21,7 +21,8 @@ import (
 // instead of sync.Maps. At 1,000 targets client_golang's native buckets
 // were the largest live memory of the prober and grew for hours (each
 // bucket a map entry of about 100 bytes, twice for its hot and cold
-// halves); here a child is a few hundred bytes and never grows past
+// halves); here a child is about 600 bytes plus 256 a page of 32 buckets
+// in use (two or three for a node's latency), and never grows past
 // histPages pages. The range is fixed, so there is no reset: values at or
 // below histZero count in the zero bucket, values above 2^(histMaxIndex/8)
 // seconds (about 68 minutes) in the last bucket.

@@ -37,6 +37,8 @@ type Report struct {
 	Critical []string `json:"critical_failed"`
 }
 
+// TargetReport is what the doctor found on one Redis: reachability, the
+// live measurement and the Redis-side checks.
 type TargetReport struct {
 	Target         string `json:"target"`
 	Server         string `json:"server,omitempty"`
@@ -58,6 +60,8 @@ type TargetReport struct {
 	Events      []LatencyEvent `json:"latency_events,omitempty"`
 }
 
+// CheckReport is one check as the report shows it, with why it matters
+// and the fix.
 type CheckReport struct {
 	ID       string `json:"id"`
 	Severity string `json:"severity"`
@@ -67,12 +71,14 @@ type CheckReport struct {
 	Fix      string `json:"fix"`
 }
 
+// LatencyEvent is one LATENCY LATEST row.
 type LatencyEvent struct {
 	Event         string  `json:"event"`
 	LatestSeconds float64 `json:"latest_seconds"`
 	MaxSeconds    float64 `json:"max_seconds"`
 }
 
+// LatencyStat is an exact summary of the samples of the live measurement.
 type LatencyStat struct {
 	Count      int     `json:"count"`
 	Errors     int     `json:"errors"`
@@ -81,6 +87,7 @@ type LatencyStat struct {
 	MaxSeconds float64 `json:"max_seconds"`
 }
 
+// IntrinsicStat is the host's worst scheduling gap over the measurement.
 type IntrinsicStat struct {
 	Windows    int     `json:"windows"`
 	MaxSeconds float64 `json:"max_seconds"`

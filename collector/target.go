@@ -318,6 +318,23 @@ func (t *Target) dropAbsurd(info Info) {
 	}
 }
 
+// Infoer is what ReadInfo needs of a client (redis.Cmdable has it).
+type Infoer interface {
+	Info(ctx context.Context, sections ...string) *redis.StringCmd
+}
+
+// ReadInfo runs INFO on c and parses it with the exporter's bounded reader,
+// for the readers beside the collectors: the change watch, the burst
+// governor and the burst report.
+func ReadInfo(ctx context.Context, c Infoer) (Info, error) {
+	s, err := c.Info(ctx).Result()
+	if err != nil {
+		return nil, redisErr("INFO", err)
+	}
+	info, _, err := parseInfo(s)
+	return info, err
+}
+
 // fetchInfo runs INFO [section] and parses it; skipped counts the lines
 // over the parse bounds.
 func fetchInfo(ctx context.Context, c Doer, section string) (info Info, skipped int, err error) {

@@ -59,13 +59,9 @@ func secretParam(name string) bool {
 // refused by the server (ACL, renamed command) comes back as errConfigRefused
 // beside a state that has everything else.
 func readServer(ctx context.Context, c redis.Cmdable, configOff bool) (serverState, error) {
-	text, err := c.Info(ctx).Result()
+	info, err := collector.ReadInfo(ctx, c) // its errors name INFO
 	if err != nil {
-		return serverState{}, fmt.Errorf("INFO: %w", err)
-	}
-	info, err := collector.ParseInfo(text)
-	if err != nil {
-		return serverState{}, fmt.Errorf("INFO: %w", err)
+		return serverState{}, err
 	}
 	// version and role become labels of redis_prober_server_info and go
 	// to the change log: made valid UTF-8, printable and short.

@@ -144,15 +144,11 @@ func parseServerState(info map[string]string) ServerState {
 
 // ReadServerState runs INFO on c.
 func ReadServerState(ctx context.Context, c redis.Cmdable) (ServerState, error) {
-	text, err := c.Info(ctx).Result()
-	if err != nil {
-		return ServerState{}, fmt.Errorf("INFO: %w", err)
-	}
 	// The exporter's INFO reader: bounded, and a reply that is not INFO is
 	// an error, not a server with no fields.
-	info, err := collector.ParseInfo(text)
+	info, err := collector.ReadInfo(ctx, c) // its errors name INFO
 	if err != nil {
-		return ServerState{}, fmt.Errorf("INFO: %w", err)
+		return ServerState{}, err
 	}
 	return parseServerState(info), nil
 }

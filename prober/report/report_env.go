@@ -71,8 +71,7 @@ func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths collector.P
 		Prober: ProberEnv{Version: version, Revision: revision, GoVersion: runtime.Version()},
 		Host:   readHostEnv(paths),
 	}
-	if text, err := c.Info(ctx).Result(); err == nil {
-		info, _ := collector.ParseInfo(text) // nil on a reply that is not INFO: the fields stay empty
+	if info, err := collector.ReadInfo(ctx, c); err == nil {
 		env.Redis = RedisEnv{Version: info["redis_version"], Mode: info["redis_mode"], OS: info["os"],
 			Role: info["role"], Allocator: info["mem_allocator"], IOThreads: info["io_threads_active"]}
 		env.Redis.UsedMemory, _ = strconv.ParseInt(info["used_memory"], 10, 64)

@@ -72,6 +72,26 @@ func Binary(t testing.TB) string {
 	return ""
 }
 
+// Promtool finds the promtool of the Prometheus the tests run: the one
+// beside Binary (a Prometheus release and Debian's package both ship it
+// there), else promtool on PATH. Missing, it fails (CI) or skips the test.
+func Promtool(t testing.TB) string {
+	t.Helper()
+	if p := filepath.Join(filepath.Dir(Binary(t)), "promtool"); isExecutable(p) {
+		return p
+	}
+	if p, err := exec.LookPath("promtool"); err == nil {
+		return p
+	}
+	missing(t, "promtool not found beside "+Binary(t)+" or on PATH", "install it (apt-get install prometheus)")
+	return ""
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}
+
 func missing(t testing.TB, what, fix string) {
 	t.Helper()
 	if os.Getenv("CI") == "true" {
@@ -210,10 +230,12 @@ func (s *Server) ready() bool {
 }
 
 // Sample is one element of a query result. Histogram is true for a native
-// histogram sample (its buckets are not decoded).
+// histogram sample (its buckets are not decoded, and Value is 0); Value is
+// the float value of any other sample (NaN when Prometheus says "NaN").
 type Sample struct {
 	Metric    map[string]string `json:"metric"`
 	Histogram bool              `json:"-"`
+	Value     float64           `json:"-"`
 }
 
 // Query evaluates expr at the current time through /api/v1/query. A
@@ -228,11 +250,19 @@ func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
 		return nil, err
 	}
 	switch data.ResultType {
-	case "scalar", "string":
+	case "scalar":
+		var v [2]any
+		if err := json.Unmarshal(data.Result, &v); err != nil {
+			return nil, fmt.Errorf("decode scalar result: %w", err)
+		}
+		f, err := sampleValue(v[1])
+		return []Sample{{Value: f}}, err
+	case "string":
 		return []Sample{{}}, nil
 	}
 	var raw []struct {
 		Metric    map[string]string `json:"metric"`
+		Value     [2]any            `json:"value"`
 		Histogram json.RawMessage   `json:"histogram"`
 	}
 	if err := json.Unmarshal(data.Result, &raw); err != nil {
@@ -241,8 +271,26 @@ func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
 	out := make([]Sample, len(raw))
 	for i, r := range raw {
 		out[i] = Sample{Metric: r.Metric, Histogram: len(r.Histogram) > 0}
+		if out[i].Histogram {
+			continue
+		}
+		f, err := sampleValue(r.Value[1])
+		if err != nil {
+			return nil, fmt.Errorf("decode %s result: %v: %w", data.ResultType, r.Metric, err)
+		}
+		out[i].Value = f
 	}
 	return out, nil
+}
+
+// sampleValue reads the value of a [timestamp, "value"] pair: Prometheus
+// writes it as a string ("1", "NaN", "+Inf").
+func sampleValue(v any) (float64, error) {
+	s, ok := v.(string)
+	if !ok {
+		return 0, fmt.Errorf("sample value %v is not a string", v)
+	}
+	return strconv.ParseFloat(s, 64)
 }
 
 // Rule is one loaded recording or alerting rule as /api/v1/rules shows it.

@@ -2,6 +2,7 @@ package promtest
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,11 +35,17 @@ func TestStartQueryRules(t *testing.T) {
 	defer cancel()
 
 	got, err := s.Query(ctx, "vector(1) + vector(2)")
-	if err != nil || len(got) != 1 {
+	if err != nil || len(got) != 1 || got[0].Value != 3 {
 		t.Fatalf("vector query: %v, %v", got, err)
 	}
-	if got, err := s.Query(ctx, "scalar(vector(1))"); err != nil || len(got) != 1 {
+	if got, err := s.Query(ctx, "scalar(vector(0.25))"); err != nil || len(got) != 1 || got[0].Value != 0.25 {
 		t.Fatalf("scalar query: %v, %v", got, err)
+	}
+	if got, err := s.Query(ctx, "vector(0) / 0"); err != nil || len(got) != 1 || !math.IsNaN(got[0].Value) {
+		t.Fatalf("NaN query: %v, %v", got, err)
+	}
+	if pt := Promtool(t); pt == "" {
+		t.Fatal("no promtool")
 	}
 	if _, err := s.Query(ctx, "sum(("); err == nil || !strings.Contains(err.Error(), "bad_data") {
 		t.Fatalf("a bad expression must fail with Prometheus's error, got %v", err)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -115,7 +114,7 @@ func TestReadFileSD(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "c.json")+": not a JSON list") {
 		t.Errorf("malformed file: %v", err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "d.json"), 0o600); err == nil {
+	if err := mkfifo(filepath.Join(dir, "d.json")); err == nil {
 		os.Remove(filepath.Join(dir, "c.json"))
 		_, err = ReadFileSD(FileSD{Files: []string{filepath.Join(dir, "*.json")}})
 		if err == nil || !strings.Contains(err.Error(), "not a regular file") {

@@ -39,7 +39,7 @@ func runDemo(t *testing.T, env ...string) (*demoRun, func()) {
 	port := redistest.FreePort(t)
 	cmd := exec.Command("bash", "../../scripts/demo.sh")
 	cmd.Env = append(os.Environ(), append(env, "PROBER_BIN="+proberBin, "WEB_PORT="+strconv.Itoa(port))...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(cmd)
 	d := &demoRun{stderr: &syncBuffer{}, port: port}
 	cmd.Stderr = d.stderr
 	out, err := cmd.StdoutPipe()
@@ -62,7 +62,7 @@ func runDemo(t *testing.T, env ...string) (*demoRun, func()) {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			killProcessGroup(cmd)
 			<-done
 		}
 	}

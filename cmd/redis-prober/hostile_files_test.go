@@ -24,9 +24,7 @@ func hostileFiles(t *testing.T) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	sub := filepath.Join(dir, "a-directory")
 	if err := os.Mkdir(sub, 0o700); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -281,23 +280,6 @@ func (s *Server) Client() *redis.Client {
 	return c
 }
 
-func (s *Server) signal(sig syscall.Signal) {
-	s.t.Helper()
-	pid := s.PID()
-	if pid == 0 {
-		s.t.Fatalf("redistest: redis-server is not running")
-	}
-	if err := syscall.Kill(pid, sig); err != nil {
-		s.t.Fatalf("redistest: signal %v: %v", sig, err)
-	}
-}
-
-// Pause stops the server with SIGSTOP: connections stay open, nothing answers.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
-
-// Resume continues a paused server.
-func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
-
 // Kill SIGKILLs the server and waits until its port is free.
 func (s *Server) Kill() {
 	s.t.Helper()
@@ -308,11 +290,11 @@ func (s *Server) Kill() {
 	if cmd == nil {
 		return
 	}
-	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGCONT)
+	resume(cmd.Process) // a paused server dies at once
 	_ = cmd.Process.Kill()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if syscall.Kill(cmd.Process.Pid, 0) != nil {
+		if !s.running(cmd.Process) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

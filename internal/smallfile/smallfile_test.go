@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -13,9 +12,7 @@ import (
 func TestReadRefusesWhatIsNotASmallRegularFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mkfifo(t, fifo)
 	big := filepath.Join(dir, "big")
 	if err := os.WriteFile(big, []byte(strings.Repeat("x", MaxSecret+1)), 0o600); err != nil {
 		t.Fatal(err)

@@ -57,9 +57,13 @@ var proberArgs = []string{
 	// Change markers: a CONFIG SET during the run is seen within half a
 	// second, and the before/after windows export after a few seconds.
 	"--changes.interval=500ms",
-	"--changes.min-samples=20",
+	"--changes.min-samples=" + strconv.Itoa(changesMinSamples),
 	"--log.level=warn",
 }
+
+// changesMinSamples is --changes.min-samples: the fewest samples of a
+// command a before/after window needs to be exported.
+const changesMinSamples = 20
 
 // probedCommands are the prober's default --probe.commands, what Grafana's
 // "All" expands $command to.
@@ -88,10 +92,13 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	srv := redistest.Start(t)
 	bin := buildProber(t, root)
 	t.Logf("prober built in %v", time.Since(began).Round(time.Second))
-	p := startProber(t, bin, srv.URL(), proberArgs...)
+	p := startProber(t, bin, append([]string{"--redis.addr=" + srv.URL()}, proberArgs...)...)
 	prom := promtest.Start(t, promtest.Config{Targets: []string{p.addr}, RuleFiles: ruleFiles})
 	ctx, cancel := context.WithTimeout(context.Background(), dataWait+30*time.Second)
 	defer cancel()
+	// The exposition is lint-clean from the start (cmd/redis-prober's test
+	// lints that too) and, further down, after a burst and a change.
+	lintScrape(t, "at start", p.scrape(t))
 
 	// A fork for the fork panels: once the INFO collector has a baseline,
 	// so it sees the fork happen and observes it.
@@ -103,15 +110,25 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 		t.Log("redis_prober_forks_total never appeared; no BGSAVE")
 	}
 	// A config change for the change markers and the before/after latency,
-	// once the "before" window has some samples.
-	if p.waitForMetric(t, "redis_prober_server_info", 15*time.Second) {
-		time.Sleep(3 * time.Second)
-		if err := srv.Client().ConfigSet(ctx, "hz", "11").Err(); err != nil {
-			t.Fatalf("CONFIG SET hz: %v", err)
+	// once the "before" window holds enough samples of every command
+	// (--changes.min-samples, twice over: the window began a little after
+	// the first probes).
+	target := srv.Addr() // the prober names a redis:// target host:port
+	p.waitForScrape(t, 15*time.Second, "change watch running and enough probes of every command", func(s scrape) bool {
+		if _, ok := s.sum("redis_prober_server_info", map[string]string{"target": target}); !ok {
+			return false
 		}
+		for _, c := range probedCommands {
+			if n, _ := s.sum("redis_prober_requests_total", map[string]string{"target": target, "command": c, "phase": "probe"}); n < 2*changesMinSamples {
+				return false
+			}
+		}
+		return true
+	})
+	if err := srv.Client().ConfigSet(ctx, "hz", "11").Err(); err != nil {
+		t.Fatalf("CONFIG SET hz: %v", err)
 	}
 
-	target := srv.Addr() // the prober names a redis:// target host:port
 	checks := dashboardChecks(t, root, grafanaVars(target, probedCommands))
 	checks = append(checks, docChecks(t, root)...)
 
@@ -177,6 +194,17 @@ func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	}
 	t.Logf("%d expressions evaluated: %d with data, %d allowed empty, %d missing; last to get data: %s",
 		len(checks), len(checks)-len(remaining), allowed, missing, last)
+
+	// A burst has run (its last-burst summaries, throughput and capacity
+	// exported) and the CONFIG SET above was counted (the change latency
+	// summaries exported): the scrape that has them all passes the lint.
+	lintScrape(t, "after a burst and a change", p.waitForScrape(t, 30*time.Second, "a completed burst and the config change counted", func(s scrape) bool {
+		bursts, _ := s.sum("redis_prober_burst_runs_total", map[string]string{"target": target, "outcome": "completed"})
+		changes, _ := s.sum("redis_prober_changes_total", map[string]string{"target": target, "kind": "config"})
+		_, lastBurst := s.sum("redis_prober_burst_last_latency_seconds", map[string]string{"target": target})
+		_, window := s.sum("redis_prober_change_latency_seconds", map[string]string{"target": target})
+		return bursts >= 1 && changes >= 1 && lastBurst && window
+	}))
 
 	assertNativeHistograms(ctx, t, prom)
 	assertPendingStillPending(ctx, t, prom)

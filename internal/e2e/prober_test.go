@@ -55,10 +55,10 @@ type prober struct {
 	log  string
 }
 
-// startProber runs the binary against redisURL with args and waits until
-// /-/ready answers. It is stopped (SIGTERM, so it deletes its keys) when the
+// startProber runs `redis-prober run` with args (which name the targets:
+// --redis.addr or --config.file) and waits until /-/ready answers. It is stopped (SIGTERM, so it deletes its keys) when the
 // test ends.
-func startProber(t *testing.T, bin, redisURL string, args ...string) *prober {
+func startProber(t *testing.T, bin string, args ...string) *prober {
 	t.Helper()
 	port := redistest.FreePort(t)
 	p := &prober{
@@ -69,7 +69,7 @@ func startProber(t *testing.T, bin, redisURL string, args ...string) *prober {
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := append([]string{"run", "--redis.addr=" + redisURL, "--web.listen-address=" + p.addr}, args...)
+	argv := append([]string{"run", "--web.listen-address=" + p.addr}, args...)
 	cmd := exec.Command(bin, argv...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = sysProcAttr()

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/statuspage"
 )
 
 func registerProcessCollectors(reg *prometheus.Registry) {
@@ -62,7 +63,7 @@ func newWebServer(cfg webConfig, gatherer prometheus.Gatherer, log *slog.Logger)
 	case cfg.telemetryPath == "/":
 		// The metrics are the landing page.
 	case cfg.status != nil:
-		mux.Handle("/", &statusPage{status: cfg.status, telemetry: cfg.telemetryPath, log: log, now: time.Now})
+		mux.Handle("/", statuspage.New(cfg.status, cfg.telemetryPath, log))
 	default:
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "Redis Prober",

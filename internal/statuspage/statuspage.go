@@ -1,4 +1,9 @@
-package main
+// Package statuspage serves redis-prober's status page: every node's state,
+// its recent latency (1 and 5 minutes, a sparkline of the last hour), its
+// last errors, burst, change and failing checks, from the engine's
+// in-memory history (engine.Status). HTML only, from an embedded
+// html/template; no script.
+package statuspage
 
 import (
 	"bytes"
@@ -29,16 +34,21 @@ var statusTemplate = template.Must(template.ParseFS(statusTemplates, "templates/
 // page has no JavaScript).
 const statusRefresh = 10
 
-// statusPage serves the status page at / and its ?target= detail view from
+// Page serves the status page at / and its ?target= detail view from
 // the engine's in-memory history.
-type statusPage struct {
+type Page struct {
 	status    *engine.Status
 	telemetry string
 	log       *slog.Logger
 	now       func() time.Time
 }
 
-func (p *statusPage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// New is the page of status; telemetry is the metrics path it links to.
+func New(status *engine.Status, telemetry string, log *slog.Logger) *Page {
+	return &Page{status: status, telemetry: telemetry, log: log, now: time.Now}
+}
+
+func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/" {
 		http.NotFound(w, r)
 		return
@@ -147,7 +157,7 @@ type errorView struct {
 	First, Ago string
 }
 
-func (p *statusPage) view(target string, detail bool) statusView {
+func (p *Page) view(target string, detail bool) statusView {
 	now := p.now()
 	nodes := p.status.Snapshot(target, now)
 	if detail && target == "" {

@@ -18,6 +18,19 @@ type LatencyEvent struct {
 	Timestamp    int64 // unix seconds of the latest spike
 	LatestMillis int64
 	MaxMillis    int64
+	// SumMillis and Count are the total of the spikes and how many there
+	// were since the monitor was reset (Valkey 8.1+ adds them to each
+	// entry); HasTotals says the server sent them.
+	SumMillis, Count int64
+	HasTotals        bool
+}
+
+// series is the number of series e gives.
+func (e LatencyEvent) series() int {
+	if e.HasTotals {
+		return latencyEventSeries + latencyTotalSeries
+	}
+	return latencyEventSeries
 }
 
 // Per-target caps on the dynamic series of the latency collector. What is
@@ -37,14 +50,21 @@ const (
 	maxHistogramBuckets = 64
 )
 
-// latencyEventSeries is the number of series one LATENCY LATEST event gives.
-const latencyEventSeries = 3
+// latencyEventSeries is the number of series one LATENCY LATEST event
+// gives; latencyTotalSeries the two more of an entry with totals (Valkey
+// 8.1+).
+const (
+	latencyEventSeries = 3
+	latencyTotalSeries = 2
+)
 
 // parseLatencyLatest parses the LATENCY LATEST reply as go-redis returns it
-// (RESP2: an array of [event, timestamp, latest ms, max ms, ...]). Event
-// names go through LabelValue; a name seen before (after that), an entry
-// with a negative time, and entries over maxLatencyEvents are dropped, and
-// dropped says how many series they would have been.
+// (RESP2: an array of [event, timestamp, latest ms, max ms] entries, with
+// [..., sum ms, count] on Valkey 8.1+). Event names go through LabelValue,
+// whatever the server calls its classes (Redis 8 adds module-acquire-GIL);
+// a name seen before (after that), an entry with a negative number, and
+// entries over maxLatencyEvents are dropped, and dropped says how many
+// series they would have been.
 func parseLatencyLatest(reply any) (events []LatencyEvent, dropped int, err error) {
 	rows, ok := reply.([]any)
 	if !ok {
@@ -61,22 +81,32 @@ func parseLatencyLatest(reply any) (events []LatencyEvent, dropped int, err erro
 		if !ok || name == "" {
 			return nil, 0, fmt.Errorf("latency latest: event name is %T", f[0])
 		}
-		var nums [3]int64
-		for i := range nums {
+		// Four numbers, or six with Valkey 8.1's sum and count; what a
+		// later server may add after them is not read.
+		n := 3
+		if len(f) >= 6 {
+			n = 5
+		}
+		var nums [5]int64
+		negative := false
+		for i := range n {
 			if nums[i], ok = f[i+1].(int64); !ok {
 				return nil, 0, fmt.Errorf("latency latest: %s field %d is %T", LabelValue(name), i+1, f[i+1])
 			}
+			negative = negative || nums[i] < 0
 		}
-		if len(out) >= maxLatencyEvents || nums[0] < 0 || nums[1] < 0 || nums[2] < 0 {
-			dropped += latencyEventSeries
+		e := LatencyEvent{Timestamp: nums[0], LatestMillis: nums[1], MaxMillis: nums[2],
+			SumMillis: nums[3], Count: nums[4], HasTotals: n == 5}
+		if len(out) >= maxLatencyEvents || negative {
+			dropped += e.series()
 			continue
 		}
-		if name = LabelValue(name); seen[name] {
-			dropped += latencyEventSeries
+		if e.Event = LabelValue(name); seen[e.Event] {
+			dropped += e.series()
 			continue
 		}
-		seen[name] = true
-		out = append(out, LatencyEvent{Event: name, Timestamp: nums[0], LatestMillis: nums[1], MaxMillis: nums[2]})
+		seen[e.Event] = true
+		out = append(out, e)
 	}
 	return out, dropped, nil
 }
@@ -210,6 +240,7 @@ func parseCommandStats(info Info) map[string]commandStat {
 // latencyDescs are the series of the latency collector.
 type latencyDescs struct {
 	last, max, ts, hist targetDesc
+	spikeSum, spikes    targetDesc
 }
 
 func newLatencyDescs() latencyDescs {
@@ -223,6 +254,12 @@ func newLatencyDescs() latencyDescs {
 		ts: newTargetDesc("redis_prober_server_latency_event_timestamp_seconds",
 			"Unix time of the latest latency spike per event class (LATENCY LATEST).",
 			"event"),
+		spikeSum: newTargetDesc("redis_prober_server_latency_event_spike_seconds_total",
+			"Total of the latency spikes the server recorded per event class since the monitor was reset (LATENCY LATEST sum, Valkey 8.1+; absent on servers without it). Goes back to 0 on LATENCY RESET or a restart.",
+			"event"),
+		spikes: newTargetDesc("redis_prober_server_latency_event_spikes_total",
+			"Latency spikes the server recorded per event class since the monitor was reset (LATENCY LATEST count, Valkey 8.1+; absent on servers without it). Goes back to 0 on LATENCY RESET or a restart.",
+			"event"),
 		hist: newTargetDesc("redis_prober_server_latency_seconds",
 			"Time the server spent executing each probed command (LATENCY HISTOGRAM, Redis 7+): what Redis spent, beside what clients feel. Native schema 0; classic buckets at powers of two microseconds with --collector.server-latency.classic-buckets.",
 			"command"),
@@ -233,6 +270,8 @@ func (d latencyDescs) describe(ch chan<- *prometheus.Desc) {
 	ch <- d.last.Desc
 	ch <- d.max.Desc
 	ch <- d.ts.Desc
+	ch <- d.spikeSum.Desc
+	ch <- d.spikes.Desc
 	ch <- d.hist.Desc
 }
 
@@ -243,6 +282,10 @@ func (d latencyDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, events
 		targetMetric(ch, d.last, prometheus.GaugeValue, float64(e.LatestMillis)/1e3, sl, e.Event)
 		targetMetric(ch, d.max, prometheus.GaugeValue, float64(e.MaxMillis)/1e3, sl, e.Event)
 		targetMetric(ch, d.ts, prometheus.GaugeValue, float64(e.Timestamp), sl, e.Event)
+		if e.HasTotals {
+			targetMetric(ch, d.spikeSum, prometheus.CounterValue, float64(e.SumMillis)/1e3, sl, e.Event)
+			targetMetric(ch, d.spikes, prometheus.CounterValue, float64(e.Count), sl, e.Event)
+		}
 	}
 	for _, h := range hists {
 		ch <- newServerHistogram(d.hist.Desc, h, classic, sl.values[0], sl.values[1], h.Command)

@@ -123,10 +123,29 @@ func TestParseLatencyLatest(t *testing.T) {
 	// LATENCY LATEST from redis-server 7.0.15 after DEBUG SLEEP 0.01.
 	reply := []any{[]any{"command", int64(1795985850), int64(10), int64(10)}}
 	ev, _, err := parseLatencyLatest(reply)
-	if err != nil || len(ev) != 1 || ev[0] != (LatencyEvent{"command", 1795985850, 10, 10}) {
+	if err != nil || len(ev) != 1 || ev[0] != (LatencyEvent{Event: "command", Timestamp: 1795985850, LatestMillis: 10, MaxMillis: 10}) {
 		t.Fatalf("got %+v %v", ev, err)
 	}
-	for _, bad := range []any{"x", []any{[]any{"command", int64(1)}}, []any{[]any{int64(1), int64(1), int64(1), int64(1)}}} {
+	// Valkey 8.1.1 adds sum and count, after two DEBUG SLEEPs of 10 and 20 ms;
+	// Redis 8.0's module-acquire-GIL is one more event class.
+	reply = []any{
+		[]any{"command", int64(1796135488), int64(20), int64(20), int64(30), int64(2)},
+		[]any{"module-acquire-GIL", int64(1796135489), int64(3), int64(7)},
+	}
+	ev, dropped, err := parseLatencyLatest(reply)
+	want := []LatencyEvent{
+		{Event: "command", Timestamp: 1796135488, LatestMillis: 20, MaxMillis: 20, SumMillis: 30, Count: 2, HasTotals: true},
+		{Event: "module-acquire-GIL", Timestamp: 1796135489, LatestMillis: 3, MaxMillis: 7},
+	}
+	if err != nil || dropped != 0 || !slices.Equal(ev, want) {
+		t.Fatalf("got %+v %d %v, want %+v", ev, dropped, err, want)
+	}
+	// A negative total drops the event and its five series.
+	if ev, dropped, err := parseLatencyLatest([]any{[]any{"command", int64(1), int64(2), int64(3), int64(-4), int64(1)}}); err != nil || len(ev) != 0 || dropped != 5 {
+		t.Errorf("negative sum: %+v %d %v", ev, dropped, err)
+	}
+	for _, bad := range []any{"x", []any{[]any{"command", int64(1)}}, []any{[]any{int64(1), int64(1), int64(1), int64(1)}},
+		[]any{[]any{"command", int64(1), int64(2), int64(3), "30", int64(2)}}, []any{[]any{"command", int64(1), int64(2), int64(3), int64(30), []any{}}}} {
 		if _, _, err := parseLatencyLatest(bad); err == nil {
 			t.Errorf("parseLatencyLatest(%v): no error", bad)
 		}

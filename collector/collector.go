@@ -49,6 +49,7 @@ func All() []Definition {
 	return []Definition{
 		{Name: "info", Kind: KindTarget, Help: "Redis INFO: fork time and count, fragmentation, memory, persistence."},
 		{Name: "latency", Kind: KindTarget, Help: "Redis LATENCY LATEST events and the server-side LATENCY HISTOGRAM of the probed commands (Redis 7+)."},
+		{Name: "commandlog", Kind: KindTarget, Help: "Valkey 8.1+ COMMANDLOG: the length of the slow, large-request and large-reply logs and the execution time of new slow entries (never their arguments); nothing on servers without it."},
 		{Name: "process", Kind: KindTarget, Help: "The redis-server process from /proc when visible: swap, RSS, huge pages, open-files limit, context switches, NUMA binding."},
 		{Name: "checks", Kind: KindTarget, Help: "Tuning checks (redis_prober_check_passed) over host, Redis and process facts."},
 		{Name: "thp", Kind: KindHost, Help: "Transparent huge pages enabled and defrag modes from /sys.", newHost: newTHPCollector},

@@ -2,8 +2,11 @@ package collector
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestDocsNameEveryCollectorAndCheck keeps docs/collectors.md in step with
@@ -23,6 +26,42 @@ func TestDocsNameEveryCollectorAndCheck(t *testing.T) {
 		row := "| `" + c.ID + "` | " + string(c.Severity)
 		if !strings.Contains(doc, row) {
 			t.Errorf("docs/collectors.md has no row %q for check %s", row, c.ID)
+		}
+	}
+}
+
+// TestDocsNameEveryTargetMetric keeps the metric tables of
+// docs/collectors.md in step with the Redis-side series: each family is
+// named in full, or as a "/ `_suffix`" after its sibling
+// (`redis_prober_memory_used_bytes` / `_rss_bytes`).
+func TestDocsNameEveryTargetMetric(t *testing.T) {
+	b, err := os.ReadFile("../docs/collectors.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	ch := make(chan *prometheus.Desc)
+	go func() {
+		s := NewTargets()
+		s.Describe(ch)
+		s.health.describe(ch)
+		close(ch)
+	}()
+	re := regexp.MustCompile(`fqName: "([^"]+)"`)
+	for d := range ch {
+		m := re.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("no name in %s", d)
+		}
+		name, found := m[1], strings.Contains(doc, "`"+m[1]+"`") || strings.Contains(doc, "`"+m[1]+"{")
+		for i := strings.Index(name, "_"); !found && i >= 0; i = strings.Index(name[i+1:], "_") + i + 1 {
+			found = strings.Contains(doc, "`_"+name[i+1:]+"`") && strings.Contains(doc, "`"+name[:i+1])
+			if strings.Index(name[i+1:], "_") < 0 {
+				break
+			}
+		}
+		if !found {
+			t.Errorf("docs/collectors.md does not name %s", name)
 		}
 	}
 }

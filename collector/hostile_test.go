@@ -120,7 +120,7 @@ func TestGoldenHostileTarget(t *testing.T) {
 		},
 		{
 			// Repeated names, and two names that sanitise alike.
-			name: "duplicates", info: "../info/redis-7.2.txt",
+			name: "duplicates", info: "../info/redis-8.0.txt",
 			latest:         events("fork", "fork", "x\xff", "x\xfe"),
 			histogram:      hostileHistogram("get", "get", "ping"),
 			droppedLatency: 2*latencyEventSeries + 1,
@@ -134,7 +134,11 @@ func TestGoldenHostileTarget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := replayDoer{info: readFixture(t, "hostile", tt.info), config: defaultConfig(),
+			info := readFixture(t, "hostile", tt.info)
+			if tt.name == "duplicates" { // a captured INFO: its process is the tuned host's
+				info = onTunedHost(info)
+			}
+			d := replayDoer{info: info, config: defaultConfig(),
 				latest: tt.latest, histogram: tt.histogram, commandstats: "# Commandstats\r\n"}
 			tgt := NewTarget(TargetConfig{Name: "hostile-" + tt.name, Commands: []string{"get", "ping"}, Paths: hostPaths("tuned")}, &d)
 			tgt.Refresh(t.Context())
@@ -192,7 +196,7 @@ func TestHugeLatencyHistogramIsCapped(t *testing.T) {
 	for i := range names {
 		names[i] = fmt.Sprintf("cmd%05d", i)
 	}
-	d := replayDoer{info: readFixture(t, "info", "redis-7.2.txt"), config: defaultConfig(), latest: []any{},
+	d := replayDoer{info: readFixture(t, "info", "redis-8.0.txt"), config: defaultConfig(), latest: []any{},
 		histogram: hostileHistogram(names...), commandstats: "# Commandstats\r\n"}
 	tgt := NewTarget(TargetConfig{Name: "huge", Commands: []string{"get"}, Paths: hostPaths("tuned")}, &d)
 	tgt.Refresh(t.Context())
@@ -228,7 +232,7 @@ func TestAbsurdInfoValues(t *testing.T) {
 		{"active_defrag_running", "-1", "redis_prober_memory_active_defrag_running", 0},
 		{"rdb_bgsave_in_progress", "5", "redis_prober_persistence_in_progress", 3}, // the other kinds stay
 	}
-	base := readFixture(t, "info", "redis-7.2.txt")
+	base := readFixture(t, "info", "redis-8.0.txt")
 	for _, tt := range tests {
 		t.Run(tt.field+"="+tt.value, func(t *testing.T) {
 			info := setInfoField(t, base, tt.field, tt.value)
@@ -248,7 +252,7 @@ func TestAbsurdInfoValues(t *testing.T) {
 // TestNegativeForkIsNotObserved: latest_fork_usec:-1 with total_forks
 // going up recorded a negative duration into the fork histogram.
 func TestNegativeForkIsNotObserved(t *testing.T) {
-	base := readFixture(t, "info", "redis-7.2.txt")
+	base := readFixture(t, "info", "redis-8.0.txt")
 	d := &replayDoer{info: setInfoField(t, base, "latest_fork_usec", "-1"), config: defaultConfig(), latest: []any{}}
 	tgt := NewTarget(TargetConfig{Name: "t", Paths: hostPaths("tuned")}, d)
 	tgt.Refresh(t.Context())

@@ -30,8 +30,9 @@ func TestParseInfoVersions(t *testing.T) {
 	}{
 		{"redis-6.2.txt", "redis 6.2.14", 6, 2, 28311, false, false},
 		{"redis-7.0.txt", "redis 7.0.15", 7, 0, 451, true, true},
-		{"redis-7.2.txt", "redis 7.2.5", 7, 2, 5120, true, true},
-		{"valkey-8.0.txt", "valkey 8.0.1", 7, 2, 61440, true, true},
+		{"redis-8.0.txt", "redis 8.0.2", 8, 0, 1163, true, true},
+		{"valkey-8.0.txt", "valkey 8.0.1", 7, 2, 1305, true, true},
+		{"valkey-8.1.txt", "valkey 8.1.1", 7, 2, 1243, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -116,7 +117,7 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 // FuzzParseInfo: any input parses or fails cleanly, and what parses
 // survives a render/parse round trip unchanged.
 func FuzzParseInfo(f *testing.F) {
-	for _, name := range []string{"redis-6.2.txt", "redis-7.0.txt", "redis-7.2.txt", "valkey-8.0.txt"} {
+	for _, name := range []string{"redis-6.2.txt", "redis-7.0.txt", "redis-8.0.txt", "valkey-8.0.txt", "valkey-8.1.txt"} {
 		f.Add(readFixture(f, "info", name))
 	}
 	for _, name := range []string{"info-invalid-utf8.txt", "info-control-chars.txt", "info-absurd-values.txt"} {

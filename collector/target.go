@@ -48,6 +48,9 @@ type Snapshot struct {
 	Config     map[string]string
 	Events     []LatencyEvent
 	Histograms []CommandHistogram
+	// Commandlog is COMMANDLOG LEN of each log (Valkey 8.1+); nil when
+	// not read.
+	Commandlog *CommandlogLengths
 	Process    *ProcessStats
 	Host       HostFacts
 	Checks     []Result
@@ -79,10 +82,12 @@ type Target struct {
 	// from Add; before, drops wait in pendingDrops.
 	newDropped   func(collector string) prometheus.Counter
 	pendingDrops [len(dropCollectors)]float64
+	cl           commandlogState
 
 	mu      sync.RWMutex // guards snap and the existence of dropped's children
 	snap    Snapshot
 	dropped [len(dropCollectors)]prometheus.Counter // by dropCollectors index; nil until the first drop or Add
+	slow    prometheus.Histogram                    // the child of the set's COMMANDLOG slow histogram; nil until the server is seen to have COMMANDLOG
 }
 
 var _ prometheus.Collector = (*Target)(nil)
@@ -233,7 +238,7 @@ func (t *Target) Refresh(ctx context.Context) {
 
 	start := time.Now()
 	var infoErr error
-	if on["info"] || on["latency"] || on["process"] || on["checks"] {
+	if on["info"] || on["latency"] || on["process"] || on["checks"] || on["commandlog"] {
 		var skipped int
 		s.Info, skipped, infoErr = fetchInfo(ctx, t.client, "")
 		if infoErr == nil {
@@ -257,6 +262,15 @@ func (t *Target) Refresh(ctx context.Context) {
 			s.Events, s.Histograms, err = t.fetchLatency(ctx, s.Info)
 		}
 		record("latency", start, err)
+	}
+
+	if on["commandlog"] {
+		start = time.Now()
+		lens, ran, err := t.refreshCommandlog(ctx, s.Info, infoErr, start)
+		if ran {
+			s.Commandlog = lens
+			record("commandlog", start, err)
+		}
 	}
 
 	var procErr error

@@ -19,7 +19,11 @@ type Targets struct {
 	lat    latencyDescs
 	proc   processDescs
 	checks checkDescs
+	cl     commandlogDescs
 	fork   *prometheus.HistogramVec
+	// slow is the COMMANDLOG slow histogram, a child for each target whose
+	// server has COMMANDLOG.
+	slow *prometheus.HistogramVec
 	// dropped counts series left out, by target, node and collector: over
 	// a per-target cap, a duplicate label value, an absurd INFO value.
 	dropped *prometheus.CounterVec
@@ -46,6 +50,8 @@ func NewTargets() *Targets {
 		lat:    newLatencyDescs(),
 		proc:   newProcessDescs(),
 		checks: newCheckDescs(),
+		cl:     newCommandlogDescs(),
+		slow:   newCommandlogHistogram(),
 		fork: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:                            "redis_prober_fork_seconds",
 			Help:                            "Duration of every fork the prober saw happen (from INFO total_forks and latest_fork_usec; several forks between two refreshes are all counted at the latest one's duration).",
@@ -95,6 +101,7 @@ func (s *Targets) Add(t *Target) (remove func(), err error) {
 			delete(s.targets, key)
 			s.mu.Unlock()
 			s.fork.DeleteLabelValues(t.sl.values[:]...)
+			s.slow.DeleteLabelValues(t.sl.values[:]...)
 			s.dropped.DeletePartialMatch(prometheus.Labels{"target": t.sl.values[0], "node": t.sl.values[1]})
 		})
 	}, nil
@@ -108,6 +115,8 @@ func (s *Targets) Describe(ch chan<- *prometheus.Desc) {
 	s.lat.describe(ch)
 	s.proc.describe(ch)
 	s.checks.describe(ch)
+	s.cl.describe(ch)
+	s.slow.Describe(ch)
 	s.dropped.Describe(ch)
 }
 
@@ -180,6 +189,9 @@ func (s *Targets) collect(ch chan<- prometheus.Metric, t *Target, health bool) {
 			s.proc.emit(ch, &t.sl, snap.Process)
 		case "checks":
 			s.checks.emit(ch, &t.sl, snap.Checks)
+		case "commandlog":
+			s.cl.emit(ch, &t.sl, snap.Commandlog)
+			t.collectSlow(ch)
 		}
 	}
 	if health {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/config"
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/usage"
 )
 
 // flagGroup is what kingpin's Application and CmdClause have in common.
@@ -77,11 +78,9 @@ func durationFlag(g flagGroup, name, help, def string) *time.Duration {
 }
 
 // usageError is a bad flag or config value: exit code 2.
-type usageError struct{ msg string }
+type usageError = usage.Error
 
-func (e usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 // discoveryFlags bound what Cluster and Sentinel discovery may add to a
 // target; the config file's discovery: blocks override them.
@@ -100,16 +99,5 @@ func addDiscoveryFlags(g flagGroup) *discoveryFlags {
 // options lays the config's discovery blocks (global:, then the target's)
 // over the flags.
 func (f *discoveryFlags) options(layers ...config.Discovery) (engine.DiscoveryOptions, error) {
-	if *f.maxNodes < 1 || *f.maxNodes > config.MaxDiscoveryNodes {
-		return engine.DiscoveryOptions{}, usagef("--discovery.max-nodes: %d must be from 1 to %d", *f.maxNodes, config.MaxDiscoveryNodes)
-	}
-	d := config.Discovery{MaxNodes: f.maxNodes}
-	for _, l := range layers {
-		d = l.Over(d)
-	}
-	nets, err := d.Networks()
-	if err != nil {
-		return engine.DiscoveryOptions{}, usagef("--config.file: discovery.allowed_networks: %v", err)
-	}
-	return engine.DiscoveryOptions{MaxNodes: *d.MaxNodes, AllowedNetworks: nets, AllowedHostnames: d.AllowedHostnames}, nil
+	return engine.DiscoveryFrom(*f.maxNodes, layers...)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
-	"github.com/redis-prober/redis-prober/config"
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -70,22 +69,9 @@ func (f *redisFlags) password(log *slog.Logger) (string, error) {
 	if *f.passwordFile == "" {
 		return os.Getenv("REDIS_PASSWORD"), nil
 	}
-	pw, err := readPassword(*f.passwordFile, log)
+	pw, err := engine.ReadPassword(*f.passwordFile, log)
 	if err != nil {
 		return "", usagef("--redis.password-file: %v", err)
-	}
-	return pw, nil
-}
-
-// readPassword reads the first line of a password file (a small regular
-// file, see config.ReadSecret), warning when other users may read it.
-func readPassword(file string, log *slog.Logger) (string, error) {
-	pw, err := config.ReadSecret(file)
-	if err != nil {
-		return "", err
-	}
-	if st, err := os.Stat(file); err == nil && st.Mode().Perm()&0o007 != 0 && log != nil {
-		log.Warn("password file is readable by other users; chmod 600 it", "file", file)
 	}
 	return pw, nil
 }
@@ -162,6 +148,20 @@ func (f *probeFlags) config(tag string) (prober.ProbeConfig, error) {
 	}, nil
 }
 
+// source fills in the flags' part of src: the probe defaults, validated,
+// and how to read the addresses and secrets on every load.
+func (f *probeFlags) source(src *engine.TargetSource, redisF *redisFlags, discoveryF *discoveryFlags) error {
+	defaults, err := f.config(src.Tag)
+	if err != nil {
+		return err
+	}
+	src.Probe, src.ConnectInterval, src.Objective = defaults, *f.connectInterval, *f.objective
+	src.IntrinsicWindow, src.IntrinsicInterval = *f.intrinsicWindow, *f.intrinsicInterval
+	src.User, src.MaxNodes = *redisF.user, *discoveryF.maxNodes
+	src.Endpoints, src.Password = redisF.endpoints, redisF.password
+	return nil
+}
+
 // extensionEnv is what a feature gets to build its services.
 type extensionEnv struct {
 	log     *slog.Logger
@@ -186,12 +186,13 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		addBurstRunFlags(cmd),
 		addChangeRunFlags(cmd, paths),
 	}
-	src := &targetSource{redis: redisF, probe: probeF, discovery: addDiscoveryFlags(cmd)}
+	discoveryF := addDiscoveryFlags(cmd)
+	src := &engine.TargetSource{}
 	cmd.Flag("config.file", "YAML file listing targets (see docs/configuration.md); flags give its defaults. Reloaded on SIGHUP (and POST /-/reload with --web.enable-lifecycle).").
-		StringVar(&src.file)
-	cmd.GetFlag("redis.addr").IsSetByUser(&src.addrSet)
+		StringVar(&src.File)
+	cmd.GetFlag("redis.addr").IsSetByUser(&src.AddrSet)
 	cmd.Flag("config.shard-index", "This prober's share of the targets when the config file has sharding: (0 to shards-1; a StatefulSet passes its pod ordinal). Overrides sharding.index.").
-		Default("-1").IntVar(&src.shardIndex)
+		Default("-1").IntVar(&src.ShardIndex)
 	configCheck := cmd.Flag("config.check", "Validate the configuration, print a summary and exit.").Bool()
 	webF := kingpinflag.AddFlags(cmd, ":9379")
 	telemetryPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
@@ -200,14 +201,17 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 
 	return func(ctx context.Context, env *cliEnv) error {
 		log := promslog.New(env.logConfig)
-		src.tag = instanceTag()
-		initial, err := src.load(ctx, log)
+		src.Tag = instanceTag()
+		if err := probeF.source(src, redisF, discoveryF); err != nil {
+			return err
+		}
+		initial, err := src.Load(ctx, log)
 		if err != nil {
 			return err
 		}
-		cfg := initial.cfg
+		cfg := initial.Config()
 		if *configCheck {
-			if initial.sources != nil && !initial.sources.Healthy() {
+			if !initial.Healthy() {
 				return usagef("--config.file: a target source did not read (see the log above)")
 			}
 			fmt.Fprintf(env.stdout, "config OK: %d targets\n", len(cfg.Targets))
@@ -234,14 +238,14 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		services = append(services, status)
 		eng := engine.NewWithMetrics(metrics, log, services...)
 		reg.MustRegister(eng)
-		reloads := newReloader(src, eng, log, reg)
+		reloads := engine.NewReloader(src, eng, log, reg)
 
 		log.Info("starting "+exporterName, "version", version.Info(), "build_context", version.BuildContext())
 		srv := newWebServer(webConfig{
 			telemetryPath: *telemetryPath,
 			maxRequests:   *maxRequests,
 			ready:         eng.Ready,
-			reload:        reloads.handler(*lifecycle),
+			reload:        reloadHandler(reloads, *lifecycle),
 			status:        status,
 		}, reg, log)
 		serveErr := make(chan error, 1)
@@ -254,7 +258,8 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			defer close(engineDone)
 			eng.Run(runCtx, cfg)
 		}()
-		reloads.start(runCtx, initial)
+		go reloads.Run(runCtx, initial)
+		reloadOnSIGHUP(runCtx, reloads)
 
 		var result error
 		select {

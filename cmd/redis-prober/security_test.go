@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
@@ -164,7 +165,7 @@ func TestSecretNeverShown(t *testing.T) {
 	}
 }
 
-// readPassword warns when a password file is readable by other users, once,
+// engine.ReadPassword warns when a password file is readable by other users, once,
 // naming the file and not the secret.
 func TestPasswordFileReadableByOthersWarns(t *testing.T) {
 	const secret = "Mode-Check-s3cret"
@@ -184,7 +185,7 @@ func TestPasswordFileReadableByOthersWarns(t *testing.T) {
 				t.Fatal(err)
 			}
 			var logBuf bytes.Buffer
-			pw, err := readPassword(file, slog.New(slog.NewTextHandler(&logBuf, nil)))
+			pw, err := engine.ReadPassword(file, slog.New(slog.NewTextHandler(&logBuf, nil)))
 			if err != nil || pw != secret {
 				t.Fatalf("readPassword = %q, %v", pw, err)
 			}

@@ -1,8 +1,11 @@
 package collector
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +17,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/internal/faulttest"
+	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // syncBuffer is a log sink safe for the test to read while the handler
@@ -127,5 +132,71 @@ func TestHostileServerEndToEnd(t *testing.T) {
 	}
 	if n := strings.Count(out, "INFO values out of range ignored"); n != 1 {
 		t.Errorf("the absurd INFO value was logged %d times, want once:\n%.2000s", n, out)
+	}
+}
+
+// TestHostileCommandlogOverTheWire: a "Valkey 8.1" whose COMMANDLOG GET is
+// a million nested arrays, then an array claiming 2^31 entries, on a
+// connection guarded as the engine's control connections are
+// (prober.GuardConn, resp.Control). Each fails that refresh of the
+// commandlog collector with an error; nothing panics or allocates the
+// claimed size, and the next refresh on a fresh connection works.
+func TestHostileCommandlogOverTheWire(t *testing.T) {
+	info := readFixture(t, "info", "valkey-8.1.txt")
+	var mu sync.Mutex
+	gets := 0
+	srv := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {
+		cmd := strings.ToUpper(strings.Join(args, " "))
+		switch {
+		case cmd == "INFO":
+			return faulttest.Bytes(respBulk(info))
+		case cmd == "LATENCY LATEST":
+			return faulttest.Bytes("*0\r\n")
+		case strings.HasPrefix(cmd, "COMMANDLOG LEN"):
+			return faulttest.Bytes(":1\r\n")
+		case strings.HasPrefix(cmd, "COMMANDLOG GET"):
+			mu.Lock()
+			gets++
+			n := gets
+			mu.Unlock()
+			switch n {
+			case 1:
+				return faulttest.Reply{Stream: func(w io.Writer) error {
+					for range 1_000_000 {
+						if _, err := io.WriteString(w, "*1\r\n"); err != nil {
+							return err
+						}
+					}
+					return nil
+				}}
+			case 2:
+				return faulttest.Bytes("*2147483647\r\n*6\r\n:1\r\n")
+			}
+			return faulttest.Bytes("*1\r\n*6\r\n:1\r\n:1796135633\r\n:50112\r\n*1\r\n" + respBulk("get") + respBulk("127.0.0.1:1") + respBulk(""))
+		}
+		return faulttest.Bytes("-ERR unknown command\r\n")
+	}))
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return prober.GuardConn(c, resp.Control), nil
+		}})
+	defer client.Close()
+	on := Enabled{"info": true, "latency": true, "commandlog": true}
+	tgt := NewTarget(TargetConfig{Name: "hostile", Paths: hostPaths("tuned"), Enabled: on}, client)
+	for refresh, wantOK := range []bool{false, false, true} {
+		tgt.Refresh(t.Context())
+		s := tgt.Snapshot()
+		t.Logf("refresh %d: commandlog: %v", refresh+1, s.Errors["commandlog"])
+		if err := s.Errors["commandlog"]; (err == nil) != wantOK {
+			t.Errorf("refresh %d: commandlog error %v, want ok=%v", refresh+1, err, wantOK)
+		}
+		if err := s.Errors["info"]; err != nil {
+			t.Errorf("refresh %d: info: %v", refresh+1, err)
+		}
+		gatherTarget(t, tgt)
 	}
 }

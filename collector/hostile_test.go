@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -426,6 +427,73 @@ func TestParseInfoBounds(t *testing.T) {
 			}
 			if kept > maxInfoBytes {
 				t.Errorf("%d bytes kept", kept)
+			}
+		})
+	}
+}
+
+// nested is a value n arrays deep.
+func nested(n int) any {
+	var v any = "x"
+	for range n {
+		v = []any{v}
+	}
+	return v
+}
+
+// TestHostileCommandlog: COMMANDLOG replies of the wrong type, with huge or
+// negative numbers, more entries than asked, or deep nesting fail that
+// refresh of the commandlog collector (success 0, no commandlog series
+// but its health), never the scrape or the other collectors; arguments
+// nested a million deep are never walked.
+func TestHostileCommandlog(t *testing.T) {
+	entry := func(id, micros any, args any) []any {
+		return []any{id, int64(1796135633), micros, args, "127.0.0.1:1", ""}
+	}
+	many := make([]any, commandlogGetCount+1)
+	for i := range many {
+		many[i] = entry(int64(i), int64(10), []any{"get"})
+	}
+	ok := []any{entry(int64(1), int64(10), []any{"get"})}
+	tests := []struct {
+		name   string
+		lens   [3]any
+		get    any
+		wantOK bool
+	}{
+		{name: "length not an integer", lens: [3]any{"12", int64(0), int64(0)}, get: ok},
+		{name: "length an array", lens: [3]any{int64(0), nested(100), int64(0)}, get: ok},
+		{name: "huge length", lens: [3]any{int64(0), int64(0), int64(1) << 62}, get: ok},
+		{name: "negative length", lens: [3]any{int64(-1), int64(0), int64(0)}, get: ok},
+		{name: "entries not an array", lens: [3]any{int64(0), int64(0), int64(0)}, get: "OK"},
+		{name: "more entries than asked", lens: [3]any{int64(0), int64(0), int64(0)}, get: many},
+		{name: "entry not an array", lens: [3]any{int64(0), int64(0), int64(0)}, get: []any{int64(5)}},
+		{name: "short entry", lens: [3]any{int64(0), int64(0), int64(0)}, get: []any{[]any{int64(1), int64(2)}}},
+		{name: "id nested", lens: [3]any{int64(0), int64(0), int64(0)}, get: []any{entry(nested(1000), int64(10), nil)}},
+		{name: "time a string", lens: [3]any{int64(0), int64(0), int64(0)}, get: []any{entry(int64(1), "10", nil)}},
+		{name: "negative id", lens: [3]any{int64(0), int64(0), int64(0)}, get: []any{entry(int64(-1), int64(10), nil)}},
+		{name: "negative time", lens: [3]any{int64(0), int64(0), int64(0)}, get: []any{entry(int64(1), int64(-10), nil)}},
+		{name: "a week long", lens: [3]any{int64(0), int64(0), int64(0)}, get: []any{entry(int64(1), int64(7*24*3600*1e6), nil)}},
+		{name: "arguments a million deep", lens: [3]any{int64(0), int64(0), int64(0)}, get: []any{entry(int64(1), int64(10), nested(1_000_000))}, wantOK: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tgt := NewTarget(TargetConfig{Name: "hostile", Paths: hostPaths("tuned")}, commandlogDoer(t, tt.lens, tt.get))
+			tgt.Refresh(t.Context())
+			errs := tgt.Snapshot().Errors
+			if err := errs["commandlog"]; (err == nil) != tt.wantOK || errors.Is(err, ErrNoData) {
+				t.Errorf("commandlog error %v, want ok=%v", err, tt.wantOK)
+			}
+			for _, c := range []string{"info", "latency"} {
+				if err := errs[c]; err != nil {
+					t.Errorf("%s: %v", c, err)
+				}
+			}
+			mfs := gatherTarget(t, tgt)
+			checkLabels(t, mfs)
+			n, _ := seriesOf(mfs, "redis_prober_server_commandlog_length")
+			if want := map[bool]int{true: 3, false: 0}[tt.wantOK]; n != want {
+				t.Errorf("%d commandlog_length series, want %d", n, want)
 			}
 		})
 	}

@@ -270,3 +270,105 @@ func TestRefreshWhenRedisIsDown(t *testing.T) {
 		t.Errorf("series with Redis down:\n%s", out)
 	}
 }
+
+// errorStats is INFO errorstats of c: the error replies the server sent.
+func errorStats(t *testing.T, c *redis.Client) string {
+	t.Helper()
+	s, err := c.Info(t.Context(), "errorstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestRealCommandlogAndLatencyTotals runs on whatever server the harness
+// starts (REDIS_SERVER_BIN: Redis 7.0, 8.0, Valkey 8.0, 8.1 in the
+// matrix). On Valkey 8.1+ the slow log's new entries are observed once
+// each, the lengths equal COMMANDLOG LEN, and LATENCY LATEST carries
+// totals; elsewhere COMMANDLOG is never sent (the server's errorstats do
+// not move) and no commandlog or total series exist.
+func TestRealCommandlogAndLatencyTotals(t *testing.T) {
+	v := redistest.BinaryVersion(t)
+	valkey81 := v.Flavor == "valkey" && v.AtLeast(8, 1)
+	srv := redistest.Start(t, "latency-monitor-threshold 1", "enable-debug-command yes")
+	c := srv.Client()
+	if valkey81 {
+		if err := c.ConfigSet(t.Context(), "commandlog-execution-slower-than", "5000").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := errorStats(t, c)
+	tgt := NewTarget(TargetConfig{Name: "live", Paths: DefaultPaths(), Commands: []string{"ping"}}, c)
+	tgt.Refresh(t.Context())
+	for _, d := range []string{"0.01", "0.02"} {
+		if err := c.Do(t.Context(), "debug", "sleep", d).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A slow command whose arguments hold a "secret": never exported.
+	if err := c.Do(t.Context(), "eval", "local n = 0 for i = 1, 2000000 do n = n + i end return 's3cret'", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	tgt.Refresh(t.Context())
+	s := tgt.Snapshot()
+	for name, err := range s.Errors {
+		if err != nil && name != "checks" && name != "process" {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	names := goldenNames(t, tgt)
+	out, err := testutil.CollectAndFormat(tgt, expfmt.TypeTextPlain, names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte("s3cret")) || bytes.Contains(out, []byte("redis.call")) {
+		t.Errorf("command arguments exported:\n%s", out)
+	}
+	var command *LatencyEvent
+	for i := range s.Events {
+		if s.Events[i].Event == "command" {
+			command = &s.Events[i]
+		}
+	}
+	if command == nil {
+		t.Fatalf("no LATENCY LATEST command event after DEBUG SLEEP: %+v", s.Events)
+	}
+	_, ran := s.Errors["commandlog"]
+	if !valkey81 {
+		if ran || s.Commandlog != nil || command.HasTotals || bytes.Contains(out, []byte("commandlog")) || bytes.Contains(out, []byte("spikes_total")) {
+			t.Errorf("%s: commandlog ran %v, totals %v:\n%s", v, ran, command.HasTotals, out)
+		}
+		if after := errorStats(t, c); after != before {
+			t.Errorf("%s: the collectors made the server count errors:\n%s\nthen\n%s", v, before, after)
+		}
+		return
+	}
+	if !ran || s.Commandlog == nil || !command.HasTotals || command.Count < 2 || command.SumMillis < 30 {
+		t.Fatalf("%s: commandlog ran %v (%v), command event %+v", v, ran, s.Commandlog, command)
+	}
+	n, err := c.Do(t.Context(), "commandlog", "len", "slow").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Commandlog[0] != n {
+		t.Errorf("slow length %d, COMMANDLOG LEN %d", s.Commandlog[0], n)
+	}
+	var m dto.Metric
+	if err := tgt.slow.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	// The two DEBUG SLEEPs since the baseline, and the EVAL when its loop
+	// took over 5 ms here.
+	h := m.GetHistogram()
+	if h.GetSampleCount() < 2 || h.GetSampleCount() > 3 || h.GetSampleSum() < 0.03 {
+		t.Errorf("slow histogram count %d sum %v, want 2 or 3 entries of at least 30 ms in all", h.GetSampleCount(), h.GetSampleSum())
+	}
+	seen := h.GetSampleCount()
+	tgt.Refresh(t.Context())
+	_ = tgt.slow.Write(&m)
+	if got := m.GetHistogram().GetSampleCount(); got != seen {
+		t.Errorf("after a quiet refresh the slow histogram has %d entries, want %d", got, seen)
+	}
+	lintProblems(t, tgt)
+	promtoolCheck(t, tgt)
+}

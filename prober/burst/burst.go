@@ -399,7 +399,7 @@ func requestResult(err error) prober.Result {
 	if err == nil {
 		return prober.ResultOK
 	}
-	if _, ok := err.(errorReply); ok {
+	if _, ok := err.(resp.ErrorReply); ok {
 		return prober.ResultError
 	}
 	var ne net.Error

@@ -48,7 +48,7 @@ func newLoadWorker(l *burstLoad, ci int, lc *loadClient, conn *burstConn, shard 
 		readGen:  plan.Keys.Gen(plan.Keys.GetPattern),
 		writeGen: plan.Keys.Gen(plan.Keys.SetPattern),
 		shared:   valueBytes(max(plan.DataSize, plan.DataMax)),
-		args:     reqArgs{ttl: bulkString(strconv.FormatInt(plan.KeyTTL.Milliseconds(), 10))},
+		args:     reqArgs{ttl: resp.BulkString(strconv.FormatInt(plan.KeyTTL.Milliseconds(), 10))},
 		ops:      make([]*burstOp, len(plan.Mix)),
 		prefixes: make([][]byte, len(plan.Mix)),
 		batch:    make([]sample, plan.Pipeline),
@@ -244,16 +244,16 @@ func (w *loadWorker) exchange(buf []byte, n int, dialErr error) error {
 		var err error
 		var rn, nils int64
 		if ioErr == nil {
-			rn, nils, err = w.conn.read()
+			rn, nils, err = w.conn.r.Reply()
 			if s.extra && (err == nil || requestResult(err) == prober.ResultError) {
-				if _, _, xerr := w.conn.read(); xerr != nil {
-					if _, ok := xerr.(errorReply); !ok {
+				if _, _, xerr := w.conn.r.Reply(); xerr != nil {
+					if _, ok := xerr.(resp.ErrorReply); !ok {
 						err = xerr
 					}
 				}
 			}
 			if err != nil {
-				if _, ok := err.(errorReply); !ok {
+				if _, ok := err.(resp.ErrorReply); !ok {
 					ioErr = err // the stream is lost: the rest fail alike
 				}
 			}

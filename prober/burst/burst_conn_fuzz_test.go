@@ -1,13 +1,13 @@
 package burst
 
 import (
-	"bufio"
 	"bytes"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis-prober/redis-prober/internal/resp"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -41,9 +41,9 @@ func FuzzBurstCodec(f *testing.F) {
 	lim := burstLimits(Plan{DataSize: 32})
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		c := prober.GuardConn(readerConn{net.ErrClosed, bytes.NewReader(stream)}, lim)
-		bc := &burstConn{c: c, r: bufio.NewReaderSize(c, 4096)}
+		bc := &burstConn{c: c, r: resp.NewReader(c, 4096)}
 		for range len(stream) + 1 {
-			n, nils, err := bc.read()
+			n, nils, err := bc.r.Reply()
 			if nils < 0 || (n >= 0 && nils > n) {
 				t.Fatalf("n %d, nils %d", n, nils)
 			}
@@ -52,7 +52,7 @@ func FuzzBurstCodec(f *testing.F) {
 				t.Fatalf("hits %d misses %d from n %d nils %d", hit, miss, n, nils)
 			}
 			if err != nil {
-				if _, ok := err.(errorReply); !ok {
+				if _, ok := err.(resp.ErrorReply); !ok {
 					return
 				}
 			}

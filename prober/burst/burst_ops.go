@@ -3,6 +3,7 @@ package burst
 import (
 	"strconv"
 
+	"github.com/redis-prober/redis-prober/internal/resp"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -31,25 +32,25 @@ var (
 	hashFieldArgs  = bulkNames("f", hashFields)
 	zsetMemberArgs = bulkNames("m", zsetMembers)
 	zsetScoreArgs  = bulkNames("", zsetMembers)
-	argPX          = bulkString("PX")
-	argZero        = bulkString("0")
-	argRangeEnd    = bulkString(strconv.Itoa(rangeLen - 1))
-	argWithScores  = bulkString("WITHSCORES")
-	argOne         = bulkString("1")
-	argScript      = bulkString(prober.EvalScript)
+	argPX          = resp.BulkString("PX")
+	argZero        = resp.BulkString("0")
+	argRangeEnd    = resp.BulkString(strconv.Itoa(rangeLen - 1))
+	argWithScores  = resp.BulkString("WITHSCORES")
+	argOne         = resp.BulkString("1")
+	argScript      = resp.BulkString(prober.EvalScript)
 )
 
 func bulkNames(prefix string, n int) [][]byte {
 	out := make([][]byte, n)
 	for i := range out {
-		out[i] = bulkString(prefix + strconv.Itoa(i))
+		out[i] = resp.BulkString(prefix + strconv.Itoa(i))
 	}
 	return out
 }
 
 // commandHead pre-encodes the array header and the command name.
 func commandHead(name string, argc int) []byte {
-	return appendBulk(appendHeader(nil, '*', argc), []byte(name))
+	return resp.AppendBulk(resp.AppendHeader(nil, '*', argc), []byte(name))
 }
 
 // reqArgs are the variable parts of one request.
@@ -91,55 +92,55 @@ func encoder(name string, argc int, rest func(b []byte, a *reqArgs) []byte) func
 
 var burstOps = []burstOp{
 	{name: "get", kind: kindString, keys: 1, hits: hitsBulk,
-		encode: encoder("GET", 2, func(b []byte, a *reqArgs) []byte { return appendBulk(b, a.keys[0]) })},
+		encode: encoder("GET", 2, func(b []byte, a *reqArgs) []byte { return resp.AppendBulk(b, a.keys[0]) })},
 	{name: "set", write: true, kind: kindString, keys: 1, maxElems: 1, ttlInline: true,
 		encode: encoder("SET", 5, func(b []byte, a *reqArgs) []byte {
-			b = appendBulk(appendBulk(b, a.keys[0]), a.value)
+			b = resp.AppendBulk(resp.AppendBulk(b, a.keys[0]), a.value)
 			return append(append(b, argPX...), a.ttl...)
 		})},
 	{name: "incr", write: true, kind: kindCounter, keys: 1, maxElems: 1, elemSize: 8,
-		encode: encoder("INCR", 2, func(b []byte, a *reqArgs) []byte { return appendBulk(b, a.keys[0]) })},
+		encode: encoder("INCR", 2, func(b []byte, a *reqArgs) []byte { return resp.AppendBulk(b, a.keys[0]) })},
 	{name: "hset", write: true, kind: kindHash, keys: 1, maxElems: hashFields,
 		encode: encoder("HSET", 4, func(b []byte, a *reqArgs) []byte {
-			b = append(appendBulk(b, a.keys[0]), hashFieldArgs[a.elem%hashFields]...)
-			return appendBulk(b, a.value)
+			b = append(resp.AppendBulk(b, a.keys[0]), hashFieldArgs[a.elem%hashFields]...)
+			return resp.AppendBulk(b, a.value)
 		})},
 	{name: "hgetall", kind: kindHash, keys: 1, hits: hitsArray,
-		encode: encoder("HGETALL", 2, func(b []byte, a *reqArgs) []byte { return appendBulk(b, a.keys[0]) })},
+		encode: encoder("HGETALL", 2, func(b []byte, a *reqArgs) []byte { return resp.AppendBulk(b, a.keys[0]) })},
 	{name: "lpush", write: true, kind: kindList, keys: 1, maxElems: 1,
 		encode: encoder("LPUSH", 3, func(b []byte, a *reqArgs) []byte {
-			return appendBulk(appendBulk(b, a.keys[0]), a.value)
+			return resp.AppendBulk(resp.AppendBulk(b, a.keys[0]), a.value)
 		})},
 	{name: "lrange", kind: kindList, keys: 1, hits: hitsArray,
 		encode: encoder("LRANGE", 4, func(b []byte, a *reqArgs) []byte {
-			return append(append(appendBulk(b, a.keys[0]), argZero...), argRangeEnd...)
+			return append(append(resp.AppendBulk(b, a.keys[0]), argZero...), argRangeEnd...)
 		})},
 	{name: "zadd", write: true, kind: kindZset, keys: 1, maxElems: zsetMembers, elemSize: 24,
 		encode: encoder("ZADD", 4, func(b []byte, a *reqArgs) []byte {
-			b = append(appendBulk(b, a.keys[0]), zsetScoreArgs[a.elem%zsetMembers]...)
+			b = append(resp.AppendBulk(b, a.keys[0]), zsetScoreArgs[a.elem%zsetMembers]...)
 			return append(b, zsetMemberArgs[(a.elem/zsetMembers)%zsetMembers]...)
 		})},
 	{name: "zrevrange", kind: kindZset, keys: 1, hits: hitsArray,
 		encode: encoder("ZREVRANGE", 5, func(b []byte, a *reqArgs) []byte {
-			b = append(append(appendBulk(b, a.keys[0]), argZero...), argRangeEnd...)
+			b = append(append(resp.AppendBulk(b, a.keys[0]), argZero...), argRangeEnd...)
 			return append(b, argWithScores...)
 		})},
 	{name: "mget", kind: kindString, keys: mgetKeys, hits: hitsMulti,
 		encode: encoder("MGET", 1+mgetKeys, func(b []byte, a *reqArgs) []byte {
 			for _, k := range a.keys {
-				b = appendBulk(b, k)
+				b = resp.AppendBulk(b, k)
 			}
 			return b
 		})},
 	{name: "eval", kind: kindString, keys: 1, hits: hitsBulk,
 		encode: encoder("EVAL", 4, func(b []byte, a *reqArgs) []byte {
-			return appendBulk(append(append(b, argScript...), argOne...), a.keys[0])
+			return resp.AppendBulk(append(append(b, argScript...), argOne...), a.keys[0])
 		})},
 }
 
 // encodeExpire appends the PEXPIRE that gives a new key its TTL.
 var encodeExpire = encoder("PEXPIRE", 3, func(b []byte, a *reqArgs) []byte {
-	return append(appendBulk(b, a.keys[0]), a.ttl...)
+	return append(resp.AppendBulk(b, a.keys[0]), a.ttl...)
 })
 
 // hitsOf counts hits and misses from a reply's figures.

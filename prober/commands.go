@@ -63,8 +63,8 @@ func ValidatePrefix(p string) error {
 	return nil
 }
 
-// Command is one probe command template. Its arguments are built once per
-// connection, so sending it allocates only what go-redis itself allocates.
+// Command is one probe command template. A probe encodes its arguments
+// once, so sending it allocates nothing.
 type Command struct {
 	Name  string
 	Write bool

@@ -2,11 +2,7 @@ package prober
 
 import (
 	"context"
-	"net"
-	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/internal/resp"
 )
@@ -32,32 +28,22 @@ func NewConnectProbe(ep Endpoint, timeout time.Duration, rec ConnectRecorder, fa
 	return &ConnectProbe{ep: ep, timeout: timeout, rec: rec, faults: faults}
 }
 
+// pingRequest is PING, encoded.
+var pingRequest = resp.AppendCommand(nil, "PING")
+
 // Once runs one connect probe and records it.
 func (c *ConnectProbe) Once(ctx context.Context) {
-	opts := c.ep.ClientOptions(c.timeout, 1)
-	var raw atomic.Pointer[wireConn]
-	opts.Dialer = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		conn, _, err := c.ep.dialWire(ctx, c.timeout, resp.Probe, false)
-		if err != nil {
-			return nil, err
-		}
-		raw.Store(conn)
-		return conn, nil
-	}
-	client := redis.NewClient(opts)
-	defer client.Close()
-
 	start := time.Now()
 	deadline := start.Add(c.timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	stop := context.AfterFunc(ctx, func() {
-		if r := raw.Load(); r != nil {
-			r.Interrupt()
-		}
-	})
-	defer stop()
-	err := client.Ping(ctx).Err()
+	pc, _, err := c.ep.openProbeConn(ctx, c.timeout, deadline, false)
+	if err == nil {
+		stop := context.AfterFunc(ctx, pc.wire.Interrupt)
+		err = pc.exchange(pingRequest, deadline)
+		stop()
+		_ = pc.Close()
+	}
 	d := time.Since(start)
 	if ctx.Err() != nil && err != nil && d < c.timeout {
 		return // stopping, not a fault of Redis

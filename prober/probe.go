@@ -70,9 +70,15 @@ func NewProbe(cfg ProbeConfig, ep Endpoint, rec Recorder, faults *FaultLog) *Pro
 // at a thousand targets every goroutine's stack counts.
 func (p *Probe) Run(ctx context.Context) {
 	sched := NewTimetable(time.Now().Add(p.cfg.Offset), IntervalFor(p.cfg.Rate))
+	keys := newKeySet(p.cfg.Namespace)
+	value := ProbeValue(p.cfg.DataSize)
+	reqs := make([][]byte, len(p.cfg.Commands))
+	for i, c := range p.cfg.Commands {
+		reqs[i] = encodeArgs(c.args(keys, value, p.cfg.KeyTTL))
+	}
 	workers := make([]*worker, p.cfg.Connections)
 	for i := range workers {
-		workers[i] = &worker{probe: p, sched: sched}
+		workers[i] = &worker{probe: p, sched: sched, reqs: reqs}
 	}
 	// A stop wakes every worker blocked on Redis at once.
 	stop := context.AfterFunc(ctx, func() {
@@ -96,11 +102,13 @@ func (p *Probe) Run(ctx context.Context) {
 }
 
 type worker struct {
-	probe *Probe
-	sched *Timetable
-	conn  atomic.Pointer[wireConn]
-	dials int         // connections opened; a request that opened one is timed by the user-space clock
-	timer *time.Timer // reused for every wait, so waiting allocates nothing
+	probe  *Probe
+	sched  *Timetable
+	pc     *probeConn               // the open connection, nil until one is needed
+	conn   atomic.Pointer[wireConn] // pc's socket, for a stop to interrupt
+	timer  *time.Timer              // reused for every wait, so waiting allocates nothing
+	reqs   [][]byte                 // each command, encoded once for all workers
+	logged bool                     // the clock fallback was logged
 }
 
 // run is one probe connection: an ordinary netpoller socket whose every
@@ -110,43 +118,10 @@ func (w *worker) run(ctx context.Context) {
 	w.timer = time.NewTimer(time.Hour)
 	w.timer.Stop()
 	defer w.timer.Stop()
+	defer w.drop()
 
 	p := w.probe
 	cfg := p.cfg
-	opts := p.ep.ClientOptions(cfg.Timeout, 1)
-	clockLogged := false
-	opts.Dialer = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		c, stampErr, err := p.ep.dialWire(ctx, cfg.Timeout, resp.Probe, true)
-		if err != nil {
-			// go-redis stops dialing for a second once a pool's dials
-			// have failed (its dial circuit breaker), which would keep up
-			// at 0 for a second after Redis is back. The probe must try
-			// again at its next slot, so the failure reaches go-redis as
-			// a connection that fails its first request instead.
-			return failedConn{err}, nil
-		}
-		if stampErr != nil && !clockLogged && p.faults != nil {
-			clockLogged = true
-			p.faults.log.Info("kernel timestamps unavailable; probe latency is read from the prober's own clock",
-				"endpoint", p.ep.String(), "reason", stampErr)
-		}
-		w.dials++
-		w.conn.Store(c)
-		p.rec.SetClock(c.Clock())
-		return c, nil
-	}
-	client := redis.NewClient(opts)
-	defer client.Close()
-
-	keys := newKeySet(cfg.Namespace)
-	value := ProbeValue(cfg.DataSize)
-	cmds := make([]*redis.Cmd, len(cfg.Commands))
-	// go-redis takes its context per call; the probe's own deadline lives in
-	// the connection (see wireConn.limit), so ctx carries no deadline and
-	// costs nothing per call; it ends only when the probe stops.
-	for i, c := range cfg.Commands {
-		cmds[i] = redis.NewCmd(ctx, c.args(keys, value, cfg.KeyTTL)...)
-	}
 
 	for ctx.Err() == nil {
 		k, due := w.sched.Claim()
@@ -156,7 +131,7 @@ func (w *worker) run(ctx context.Context) {
 		}
 		woke := time.Now()
 		start, lag, overdue := chargeFrom(claimed, due, woke)
-		ci := int(k % int64(len(cmds)))
+		ci := int(k % int64(len(w.reqs)))
 		if elapsed := woke.Sub(start); elapsed >= cfg.Timeout {
 			// The slot waited its whole timeout behind stalled requests:
 			// it is a timeout at its true age, not a dropped sample.
@@ -164,19 +139,22 @@ func (w *worker) run(ctx context.Context) {
 			p.rec.SetUp(false)
 			continue
 		}
-		if c := w.conn.Load(); c != nil {
-			c.limit = start.Add(cfg.Timeout)
+		deadline := start.Add(cfg.Timeout)
+		// A request that has to open its connection first is timed in
+		// user space: its dial belongs in the figure.
+		dialed := w.pc == nil
+		err := w.open(ctx, deadline)
+		if err == nil {
+			err = w.pc.exchange(w.reqs[ci], deadline)
 		}
-		dials := w.dials
-		cmd := cmds[ci]
-		cmd.SetErr(nil)
-		cmd.SetVal(nil)
-		err := client.Process(ctx, cmd)
 		end := time.Now()
 		if ctx.Err() != nil {
 			return // interrupted by shutdown: not a Redis fault
 		}
-		d := w.charge(overdue, due, woke, end, dials)
+		_, replied := err.(resp.ErrorReply)
+		// A failure other than a reply has no reply stamp: its age is
+		// the user-space reading (a timeout at its true age).
+		d := w.charge(overdue, due, woke, end, dialed || (err != nil && !replied))
 		if !overdue {
 			// Recorded after the request, so its cost stays out of the
 			// measured round trip.
@@ -186,10 +164,52 @@ func (w *worker) run(ctx context.Context) {
 		p.rec.Record(ci, res, d)
 		p.rec.SetUp(answered)
 		p.faults.Observe(cfg.Commands[ci].Name, err, answered)
-		if err != nil && res != ResultOK && cfg.OnError != nil {
-			cfg.OnError(err)
+		if err != nil {
+			if !replied {
+				// The stream is out of step (or gone): the next
+				// slot opens a new connection.
+				w.drop()
+			}
+			if res != ResultOK && cfg.OnError != nil {
+				cfg.OnError(err)
+			}
 		}
 	}
+}
+
+// open makes sure the worker has a connection, dialing one if not.
+func (w *worker) open(ctx context.Context, deadline time.Time) error {
+	if w.pc != nil {
+		return nil
+	}
+	p := w.probe
+	pc, stampErr, err := p.ep.openProbeConn(ctx, p.cfg.Timeout, deadline, true)
+	if stampErr != nil && !w.logged && p.faults != nil {
+		w.logged = true
+		p.faults.log.Info("kernel timestamps unavailable; probe latency is read from the prober's own clock",
+			"endpoint", p.ep.String(), "reason", stampErr)
+	}
+	if err != nil {
+		return err
+	}
+	w.pc = pc
+	w.conn.Store(pc.wire)
+	p.rec.SetClock(pc.wire.Clock())
+	if ctx.Err() != nil {
+		// A stop that came while the connection was stored missed it.
+		pc.wire.Interrupt()
+	}
+	return nil
+}
+
+// drop closes the worker's connection, if any.
+func (w *worker) drop() {
+	if w.pc == nil {
+		return
+	}
+	w.conn.Store(nil)
+	_ = w.pc.Close()
+	w.pc = nil
 }
 
 // charge returns the latency of the request just made, by the charging rule
@@ -198,17 +218,16 @@ func (w *worker) run(ctx context.Context) {
 // reply's last bytes. Without trustworthy stamps it is the user-space
 // reading from start to end. A request that had to open its connection
 // first is timed in user space too: its dial belongs in the figure.
-func (w *worker) charge(overdue bool, due, woke, end time.Time, dials int) time.Duration {
+func (w *worker) charge(overdue bool, due, woke, end time.Time, userClock bool) time.Duration {
 	start := woke
 	var from time.Time
 	if overdue {
 		start, from = due, due
 	}
-	c := w.conn.Load()
-	if c == nil || c.stamps == nil || w.dials != dials {
+	if userClock || w.pc == nil || w.pc.wire.stamps == nil {
 		return end.Sub(start)
 	}
-	d, delay, ok := wireTiming(c.stamps.last(), from, woke, end)
+	d, delay, ok := wireTiming(w.pc.wire.stamps.last(), from, woke, end)
 	if !ok {
 		w.probe.rec.ClockFallback()
 		return end.Sub(start)
@@ -252,19 +271,6 @@ func (w *worker) sleepUntil(ctx context.Context, t time.Time) bool {
 		}
 	}
 }
-
-// failedConn is a connection that could not be opened: every request on
-// it fails with the dial error, and go-redis then drops it.
-type failedConn struct{ err error }
-
-func (c failedConn) Read([]byte) (int, error)       { return 0, c.err }
-func (c failedConn) Write([]byte) (int, error)      { return 0, c.err }
-func (failedConn) Close() error                     { return nil }
-func (failedConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
-func (failedConn) RemoteAddr() net.Addr             { return &net.TCPAddr{} }
-func (failedConn) SetDeadline(time.Time) error      { return nil }
-func (failedConn) SetReadDeadline(time.Time) error  { return nil }
-func (failedConn) SetWriteDeadline(time.Time) error { return nil }
 
 // classify maps a go-redis outcome to a result, and tells whether Redis
 // answered at all (an error reply such as OOM still proves it is up). A

@@ -3,6 +3,7 @@ package prober
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -57,6 +58,7 @@ func guard(c net.Conn, lim resp.Limits) *wireConn {
 
 func (c *wireConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
+	err = withoutSource(err)
 	if n > 0 {
 		if gerr := c.guard.Feed(b[:n]); gerr != nil {
 			// The stream is no longer in step: nothing more is read
@@ -81,6 +83,7 @@ func (c *wireConn) Read(b []byte) (int, error) {
 func (c *wireConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	if err != nil {
+		err = withoutSource(err)
 		said := c.lastWords()
 		if said == "" {
 			said = c.lastErr
@@ -90,6 +93,24 @@ func (c *wireConn) Write(b []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// withoutSource drops the local address from a socket error: it names a
+// new ephemeral port on every connection, so a fault that goes on (timeouts
+// on each reconnect) would read as a new error each time and defeat the
+// fault log's "each distinct error once".
+func withoutSource(err error) error {
+	var oe *net.OpError
+	if err == nil || !errors.As(err, &oe) || oe.Source == nil {
+		return err
+	}
+	op := oe.Op
+	if op == "raw-read" {
+		op = "read"
+	} else if op == "raw-write" {
+		op = "write"
+	}
+	return &net.OpError{Op: op, Net: oe.Net, Addr: oe.Addr, Err: oe.Err}
 }
 
 // maxLastWords bounds the refusal read after a failed write: one error

@@ -226,7 +226,6 @@ func (t *Target) refreshCommandlog(ctx context.Context, info Info, infoErr error
 	if st.seen = commandlogSupported(info); !st.seen {
 		return nil, false, nil
 	}
-	t.commandlogHistogram()
 	runID := info["run_id"]
 	if st.refused != nil && runID == st.refusedRunID && now.Before(st.retryAt) {
 		return nil, true, st.refused
@@ -239,6 +238,7 @@ func (t *Target) refreshCommandlog(ctx context.Context, info Info, infoErr error
 	if err != nil {
 		return nil, true, err
 	}
+	t.commandlogHistogram()
 	t.observeSlow(slow)
 	return lens, true, nil
 }
@@ -269,8 +269,9 @@ func (t *Target) fetchCommandlog(ctx context.Context, runID string) (*Commandlog
 }
 
 // commandlogHistogram makes the target's child of the set's slow-log
-// histogram once the target is added and its server has COMMANDLOG, so a
-// server without it has no such series; t.refreshMu is held.
+// histogram once the target is added and its COMMANDLOG was read, so a
+// server without it (or a user refused it) has no such series; t.refreshMu
+// is held.
 func (t *Target) commandlogHistogram() {
 	if t.cl.histogramMade || t.fork == nil { // t.fork: not added yet
 		return

@@ -311,4 +311,7 @@ func TestCommandlogRefusedIsNotAskedAgain(t *testing.T) {
 	if !bytes.Contains(out, []byte(`redis_prober_collector_success{collector="commandlog",node="",target="t"} 0`)) || bytes.Contains(out, []byte("commandlog_length{")) {
 		t.Errorf("series:\n%s", out)
 	}
+	if n, _ := seriesOf(gatherTarget(t, tgt), "redis_prober_server_commandlog_slow_seconds"); n != 0 {
+		t.Errorf("%d slow histograms for a refused COMMANDLOG", n)
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/redis-prober/redis-prober/internal/burstcli"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/report"
@@ -184,11 +185,12 @@ func TestBurstCommandUnreachableServer(t *testing.T) {
 // the one-shot command's longest test time.
 func TestBurstStepDefaultRamp(t *testing.T) {
 	app := kingpin.New("test", "")
-	sf := addStepFlags(app, "", "0")
+	var sf burstcli.StepFlags
+	addStepFlags(app, "", "0", &sf)
 	if _, err := app.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	sp, err := sf.plan(burst.CLILimits, time.Second)
+	sp, err := sf.Plan(burst.CLILimits, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

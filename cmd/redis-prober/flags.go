@@ -39,42 +39,79 @@ func (v *typed[T]) String() string { return fmt.Sprint(*v.dst) }
 
 func typedFlag[T any](g flagGroup, name, help, def string, parse func(string) (T, error)) *T {
 	dst := new(T)
-	g.Flag(name, help).Default(def).SetValue(&typed[T]{name: name, dst: dst, parse: parse})
+	typedVar(g, name, help, def, dst, parse)
 	return dst
 }
 
+// typedVar is typedFlag into dst.
+func typedVar[T any](g flagGroup, name, help, def string, dst *T, parse func(string) (T, error)) {
+	g.Flag(name, help).Default(def).SetValue(&typed[T]{name: name, dst: dst, parse: parse})
+}
+
 func floatFlag(g flagGroup, name, help, def string) *float64 {
-	return typedFlag(g, name, help, def, func(s string) (float64, error) {
-		f, err := strconv.ParseFloat(s, 64)
-		// NaN and infinities would slip through every range check.
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return 0, fmt.Errorf("%q is not a finite number", s)
-		}
-		return f, nil
-	})
+	return typedFlag(g, name, help, def, parseFloat)
 }
 
 func intFlag(g flagGroup, name, help, def string) *int {
-	return typedFlag(g, name, help, def, func(s string) (int, error) {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not a whole number", s)
-		}
-		return n, nil
-	})
+	return typedFlag(g, name, help, def, parseInt)
 }
 
 func durationFlag(g flagGroup, name, help, def string) *time.Duration {
-	return typedFlag(g, name, help, def, func(s string) (time.Duration, error) {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not a duration (examples: 500ms, 10s, 15m)", s)
-		}
-		if d < 0 {
+	return typedFlag(g, name, help, def, parseDuration)
+}
+
+func parseFloat(s string) (float64, error) {
+	f, err := strconv.ParseFloat(s, 64)
+	// NaN and infinities would slip through every range check.
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%q is not a finite number", s)
+	}
+	return f, nil
+}
+
+func parseInt(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	return n, nil
+}
+
+func parseInt64(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	return n, nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (examples: 500ms, 10s, 15m)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q must not be negative", s)
+	}
+	return d, nil
+}
+
+// parseSeconds takes a Go duration or, as memtier does, plain seconds.
+func parseSeconds(s string) (time.Duration, error) {
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 			return 0, fmt.Errorf("%q must not be negative", s)
 		}
-		return d, nil
-	})
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not seconds or a duration (examples: 10, 500ms, 2m)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q must not be negative", s)
+	}
+	return d, nil
 }
 
 // usageError is a bad flag or config value: exit code 2.

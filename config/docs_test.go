@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis-prober/redis-prober/config"
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
@@ -69,10 +70,10 @@ func withLocalFiles(t *testing.T, text string) string {
 }
 
 // checkLikeRun applies the checks that the run command makes beyond Parse
-// (cmd/redis-prober/targets.go): addresses, command names and key prefixes.
-func checkLikeRun(t *testing.T, f *File) {
+// (engine/targets_file.go): addresses, command names and key prefixes.
+func checkLikeRun(t *testing.T, f *config.File) {
 	t.Helper()
-	probe := func(where string, p Probe) {
+	probe := func(where string, p config.Probe) {
 		if len(p.Commands) > 0 {
 			if _, err := prober.ParseCommands(strings.Join(p.Commands, ",")); err != nil {
 				t.Errorf("%s.commands: %v", where, err)
@@ -121,7 +122,7 @@ func TestDocExamplesParse(t *testing.T) {
 		t.Errorf("%s does not show testdata/example.yml verbatim as its full example", docPath)
 	}
 	for i, text := range append(blocks, string(example)) {
-		f, err := Parse([]byte(withLocalFiles(t, text)))
+		f, err := config.Parse([]byte(withLocalFiles(t, text)))
 		if err != nil {
 			t.Errorf("example %d does not parse: %v\n%s", i+1, err, text)
 			continue
@@ -156,7 +157,7 @@ func TestEveryFieldIsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	fields := map[string]bool{}
-	yamlFields(reflect.TypeFor[File](), map[reflect.Type]bool{}, fields)
+	yamlFields(reflect.TypeFor[config.File](), map[reflect.Type]bool{}, fields)
 	if len(fields) < 20 {
 		t.Fatalf("found only %d fields: the reflection walk is broken", len(fields))
 	}

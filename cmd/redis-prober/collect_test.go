@@ -63,7 +63,13 @@ func TestCollectorFlagsComeFromTheList(t *testing.T) {
 		t.Errorf("%d sysctl series from the fixture, want 6", n)
 	}
 	// With every Redis-side collector off there is no service at all.
-	_, svcs, err = collectorExtension(t, "--no-collector.info", "--no-collector.latency", "--no-collector.process", "--no-collector.checks")
+	var off []string
+	for _, d := range collector.All() {
+		if d.Kind == collector.KindTarget {
+			off = append(off, "--no-collector."+d.Name)
+		}
+	}
+	_, svcs, err = collectorExtension(t, off...)
 	if err != nil || len(svcs) != 0 {
 		t.Errorf("services %v, err %v; want none", svcs, err)
 	}

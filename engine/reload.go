@@ -80,8 +80,15 @@ func (r *Reloader) Run(ctx context.Context, initial Loaded) {
 		case <-ctx.Done():
 			return
 		case done := <-r.requests:
+			if ctx.Err() != nil { // both were ready: stopping wins
+				done <- ctx.Err()
+				return
+			}
 			done <- r.reload(ctx, st)
 		case <-st.changed:
+			if ctx.Err() != nil {
+				return
+			}
 			r.sourcesChanged(ctx, st)
 		}
 	}

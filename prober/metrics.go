@@ -79,7 +79,7 @@ type Metrics struct {
 	scheduleLag prometheus.Histogram
 	changes     *prometheus.CounterVec
 	changeLast  *prometheus.GaugeVec
-	clientDelay prometheus.Histogram
+	clientDelay *histVec // one child: every probe of every target observes it
 	clock       *prometheus.GaugeVec
 	fallbacks   *prometheus.CounterVec
 }
@@ -133,10 +133,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			"redis_prober_schedule_lag_seconds",
 			"How late the prober's timer woke for a probe that was due (host jitter, excluded from Redis latency).",
 			hostDelayBuckets)),
-		clientDelay: prometheus.NewHistogram(HistogramOpts(
+		clientDelay: newHistVec(
 			"redis_prober_client_delay_seconds",
 			"How long each probe reply sat in this host's kernel before the prober read it (kernel RX stamp to read), over every target: this host's own delay, excluded from Redis latency.",
-			clientDelayBuckets)),
+			clientDelayBuckets, nil),
 		clock: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "redis_prober_probe_clock_info",
 			Help: "1 for the clock that times a node's probe latency: kernel (SO_TIMESTAMPING wire time) or user (the prober's own clock, where the kernel gives no stamps).",
@@ -230,7 +230,7 @@ func (m *Metrics) ForNode(target, node string, commands []string, objective time
 		up:              m.up.WithLabelValues(target, node),
 		connect:         m.connect.WithLabelValues(target, node),
 		lag:             m.scheduleLag,
-		delay:           m.clientDelay,
+		delay:           m.clientDelay.WithLabelValues(),
 		fallback:        m.fallbacks.WithLabelValues(target, node),
 		clockVec:        m.clock,
 		target:          target,

@@ -100,8 +100,15 @@ func (c *wireConn) Write(b []byte) (int, error) {
 // on each reconnect) would read as a new error each time and defeat the
 // fault log's "each distinct error once".
 func withoutSource(err error) error {
+	if err == nil {
+		return nil // before oe, which escapes: the success path allocates nothing
+	}
+	return sourceless(err)
+}
+
+func sourceless(err error) error {
 	var oe *net.OpError
-	if err == nil || !errors.As(err, &oe) || oe.Source == nil {
+	if !errors.As(err, &oe) || oe.Source == nil {
 		return err
 	}
 	op := oe.Op

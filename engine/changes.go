@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/history"
 )
 
 // ChangesConfig tunes change detection.
@@ -63,16 +64,16 @@ var (
 )
 
 // sampleTapper is a service that wants every probe sample of a node; the
-// engine hands it the probe's samples through prober.TapRecorder.
+// engine hands it the probe's samples through history.TapRecorder.
 type sampleTapper interface {
-	probeSamples(t Target, commands []string) prober.SampleSink
+	probeSamples(t Target, commands []string) history.SampleSink
 }
 
 // nodeWatch is the exported state of one node; the fields after window are
 // guarded by Changes.mu.
 type nodeWatch struct {
 	target, node  string
-	window        *prober.ChangeWindow
+	window        *history.ChangeWindow
 	version, role string
 	running       bool
 	// lastKinds are the kinds of the last change round (Redis and host),
@@ -126,10 +127,10 @@ func nodeKey(t Target) string { return nameKey(t.Name, t.Node) }
 func nameKey(target, node string) string { return target + "|" + node }
 
 // probeSamples creates the node's latency window before its probe starts.
-func (c *Changes) probeSamples(t Target, commands []string) prober.SampleSink {
+func (c *Changes) probeSamples(t Target, commands []string) history.SampleSink {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	nw := &nodeWatch{target: t.Name, node: t.Node, window: prober.NewChangeWindow(commands, c.cfg.Window, time.Now())}
+	nw := &nodeWatch{target: t.Name, node: t.Node, window: history.NewChangeWindow(commands, c.cfg.Window, time.Now())}
 	c.nodes[nodeKey(t)] = nw
 	return nw.window
 }
@@ -146,7 +147,7 @@ func (c *Changes) attach(t Target) (*nodeWatch, uint64) {
 		for i, cmd := range t.Probe.Commands {
 			names[i] = cmd.Name
 		}
-		nw = &nodeWatch{target: t.Name, node: t.Node, window: prober.NewChangeWindow(names, c.cfg.Window, time.Now())}
+		nw = &nodeWatch{target: t.Name, node: t.Node, window: history.NewChangeWindow(names, c.cfg.Window, time.Now())}
 		c.nodes[key] = nw
 	}
 	nw.running = true
@@ -291,7 +292,7 @@ type LastChange struct {
 	// change, After the latency since (at most one window), per command in
 	// probe order. A figure over fewer than MinSamples samples is not
 	// exported to Prometheus; the page shows it greyed.
-	Before, After []prober.WindowQuantiles
+	Before, After []history.WindowQuantiles
 	MinSamples    uint64
 }
 
@@ -346,7 +347,7 @@ func (c *Changes) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (c *Changes) emitWindow(ch chan<- prometheus.Metric, nw nodeWatch, window string, qs []prober.WindowQuantiles) {
+func (c *Changes) emitWindow(ch chan<- prometheus.Metric, nw nodeWatch, window string, qs []history.WindowQuantiles) {
 	for _, q := range qs {
 		if q.Count < c.cfg.MinSamples {
 			continue

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/history"
 )
 
 // runNode runs the loops of one Redis server of a target (the server itself,
@@ -77,7 +78,7 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	}
 	for _, svc := range e.services {
 		if tap, ok := svc.(sampleTapper); ok {
-			probeRec = prober.TapRecorder(probeRec, tap.probeSamples(t, names))
+			probeRec = history.TapRecorder(probeRec, tap.probeSamples(t, names))
 		}
 	}
 	run(func() { prober.NewProbe(cfg, t.Endpoint, probeRec, faults).Run(ctx) })

@@ -10,11 +10,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/history"
 )
 
 // Status is the engine service behind the status page: it keeps a
-// prober.Recent per running node (fed by the node's probe, advanced by the
+// history.Recent per running node (fed by the node's probe, advanced by the
 // node's housekeeping loop) and hands out snapshots of them. It reads the
 // prober's own memory, never Prometheus.
 type Status struct {
@@ -50,7 +50,7 @@ type statusNode struct {
 	endpoint     string
 	objective    time.Duration
 	readOnly     bool
-	recent       *prober.Recent
+	recent       *history.Recent
 }
 
 var (
@@ -63,7 +63,7 @@ var (
 // trackNode returns, advances it with the node's housekeeping, and calls
 // done when the node stops.
 type nodeTracker interface {
-	trackNode(t Target, commands []string) (recent *prober.Recent, done func())
+	trackNode(t Target, commands []string) (recent *history.Recent, done func())
 }
 
 // NewStatus returns the service; add it to the engine's services. The
@@ -92,9 +92,9 @@ func (s *Status) Name() string { return "status" }
 // RunTarget has nothing to run: the node's own loops feed the history.
 func (s *Status) RunTarget(context.Context, Target, *redis.Client) {}
 
-func (s *Status) trackNode(t Target, commands []string) (*prober.Recent, func()) {
+func (s *Status) trackNode(t Target, commands []string) (*history.Recent, func()) {
 	n := &statusNode{target: t.Name, node: t.Node, endpoint: t.Endpoint.String(), objective: t.Objective,
-		readOnly: t.ReadOnly, recent: prober.NewRecent(commands, time.Now())}
+		readOnly: t.ReadOnly, recent: history.NewRecent(commands, time.Now())}
 	s.mu.Lock()
 	s.nodes[n] = struct{}{}
 	s.mu.Unlock()
@@ -112,7 +112,7 @@ type NodeStatus struct {
 	Endpoint  string
 	Objective time.Duration
 	ReadOnly  bool
-	prober.RecentSnapshot
+	history.RecentSnapshot
 	// LastBurst and LastChange are nil before the first one (or with the
 	// service off).
 	LastBurst  *LastBurst

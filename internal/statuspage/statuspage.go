@@ -21,8 +21,8 @@ import (
 
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/safetext"
-	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/burst"
+	"github.com/redis-prober/redis-prober/prober/history"
 )
 
 //go:embed templates/status.html
@@ -172,10 +172,10 @@ func (p *Page) view(target string, detail bool) statusView {
 			Spark:    sparkOf(n.Spark, n.Objective, 120, 24),
 			BigSpark: sparkOf(n.Spark, n.Objective, 600, 90)}
 		switch n.Up {
-		case prober.UpYes:
+		case history.UpYes:
 			nv.State = "up"
 			v.Up++
-		case prober.UpNo:
+		case history.UpNo:
 			nv.State = "down"
 			v.Down++
 		default:
@@ -277,11 +277,11 @@ func changeOf(c *engine.LastChange, now time.Time) *changeView {
 	return v
 }
 
-func rowOf(c prober.RecentCommand, objective time.Duration) rowView {
+func rowOf(c history.RecentCommand, objective time.Duration) rowView {
 	return rowView{Command: c.Command, M1: quantOf(c.Last1m, objective), M5: quantOf(c.Last5m, objective)}
 }
 
-func quantOf(q prober.RecentQuantiles, objective time.Duration) quantView {
+func quantOf(q history.RecentQuantiles, objective time.Duration) quantView {
 	v := quantView{Samples: q.Count, Failed: q.Failed, P50: "—", P99: "—", P999: "—"}
 	if q.Count == 0 {
 		return v

@@ -19,15 +19,16 @@ import (
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/burst"
+	"github.com/redis-prober/redis-prober/prober/history"
 )
 
 // Text from Redis or the config is escaped, and a hostile error reply is
-// bounded before it gets here (prober.Recent); the template adds no way in.
+// bounded before it gets here (history.Recent); the template adds no way in.
 func TestStatusTemplateEscapes(t *testing.T) {
 	evil := `<script>alert(1)</script>"'><img src=x onerror=alert(1)>`
 	v := statusView{Refresh: 10, Telemetry: "/metrics", Nodes: []nodeView{{
 		Target: evil, Node: evil, State: "up", DetailURL: "/?target=x", Spark: sparkOf(nil, 0, 120, 24),
-		LastError: &errorView{Text: evil}, All: rowView{M1: quantOf(prober.RecentQuantiles{}, 0), M5: quantOf(prober.RecentQuantiles{}, 0)},
+		LastError: &errorView{Text: evil}, All: rowView{M1: quantOf(history.RecentQuantiles{}, 0), M5: quantOf(history.RecentQuantiles{}, 0)},
 		Burst:  &burstView{Plan: evil, Outcome: evil, Reason: evil, Detail: evil, OpsPerSec: evil, P99: evil, Requests: "1", Ago: evil},
 		Change: &changeView{Kinds: evil, Ago: evil, Headline: evil, Before: evil, After: evil, Commands: []changeRow{{Command: evil}}},
 		Checks: []checkView{{ID: evil, Severity: evil, Value: evil}}, ChecksKnown: true,
@@ -55,22 +56,22 @@ func TestStatusTemplateEscapes(t *testing.T) {
 // window's minimum.
 func TestChangeOf(t *testing.T) {
 	ms := time.Millisecond
-	q := func(cmd string, n uint64, p99 time.Duration) prober.WindowQuantiles {
-		return prober.WindowQuantiles{Command: cmd, Count: n, P50: p99 / 2, P99: p99}
+	q := func(cmd string, n uint64, p99 time.Duration) history.WindowQuantiles {
+		return history.WindowQuantiles{Command: cmd, Count: n, P50: p99 / 2, P99: p99}
 	}
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name          string
-		before, after []prober.WindowQuantiles
+		before, after []history.WindowQuantiles
 		want          string // headline before after beforeFew afterFew
 	}{
-		{"slowest since", []prober.WindowQuantiles{q("get", 500, 2*ms), q("set", 500, 3*ms)},
-			[]prober.WindowQuantiles{q("get", 400, 5*ms), q("set", 400, 4*ms)}, "get 2 ms 5 ms false false"},
-		{"nothing since", []prober.WindowQuantiles{q("get", 500, 2*ms), q("set", 500, 3*ms)},
-			[]prober.WindowQuantiles{q("get", 0, 0), q("set", 0, 0)}, "set 3 ms — false true"},
-		{"few since", []prober.WindowQuantiles{q("get", 0, 0)}, []prober.WindowQuantiles{q("get", 10, 900*time.Microsecond)},
+		{"slowest since", []history.WindowQuantiles{q("get", 500, 2*ms), q("set", 500, 3*ms)},
+			[]history.WindowQuantiles{q("get", 400, 5*ms), q("set", 400, 4*ms)}, "get 2 ms 5 ms false false"},
+		{"nothing since", []history.WindowQuantiles{q("get", 500, 2*ms), q("set", 500, 3*ms)},
+			[]history.WindowQuantiles{q("get", 0, 0), q("set", 0, 0)}, "set 3 ms — false true"},
+		{"few since", []history.WindowQuantiles{q("get", 0, 0)}, []history.WindowQuantiles{q("get", 10, 900*time.Microsecond)},
 			"get — 900 µs true true"},
-		{"no samples at all", nil, []prober.WindowQuantiles{q("get", 0, 0)}, "   false false"}, // no headline
+		{"no samples at all", nil, []history.WindowQuantiles{q("get", 0, 0)}, "   false false"}, // no headline
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := changeOf(&engine.LastChange{Kinds: []string{"restart", "version"}, At: at, Before: tc.before, After: tc.after, MinSamples: 300},
@@ -170,11 +171,11 @@ func (fullRows) LastBurst(string, string) (engine.LastBurst, bool) {
 		P99: 800 * time.Microsecond, Requests: 19995, End: time.Now().Add(-time.Minute)}, true
 }
 func (fullRows) LastChange(string, string) (engine.LastChange, bool) {
-	var before, after []prober.WindowQuantiles
+	var before, after []history.WindowQuantiles
 	for i, cmd := range []string{"ping", "get", "set"} {
 		d := time.Duration(200+100*i) * time.Microsecond
-		before = append(before, prober.WindowQuantiles{Command: cmd, Count: 600, P50: d / 2, P99: d})
-		after = append(after, prober.WindowQuantiles{Command: cmd, Count: 300, P50: d, P99: 2 * d})
+		before = append(before, history.WindowQuantiles{Command: cmd, Count: 600, P50: d / 2, P99: d})
+		after = append(after, history.WindowQuantiles{Command: cmd, Count: 300, P50: d, P99: 2 * d})
 	}
 	return engine.LastChange{Kinds: []string{"restart", "version"}, At: time.Now().Add(-2 * time.Minute), Before: before, After: after, MinSamples: 300}, true
 }
@@ -236,7 +237,7 @@ func runTargets(t testing.TB, url string, n int) (*engine.Status, func()) {
 	for {
 		up := 0
 		for _, ns := range status.Snapshot("", time.Now()) {
-			if ns.Up == prober.UpYes && ns.All.Last1m.Count > 0 {
+			if ns.Up == history.UpYes && ns.All.Last1m.Count > 0 {
 				up++
 			}
 		}

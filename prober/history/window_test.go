@@ -1,9 +1,11 @@
-package prober
+package history
 
 import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 func TestWinIndexBounds(t *testing.T) {
@@ -46,17 +48,17 @@ func TestChangeWindowBeforeAndAfter(t *testing.T) {
 		if i%100 == 0 {
 			d = 2 * time.Millisecond
 		}
-		w.ObserveSample(0, ResultOK, d)
+		w.ObserveSample(0, prober.ResultOK, d)
 	}
-	w.ObserveSample(7, ResultOK, time.Second)    // unknown command: ignored
-	w.ObserveSample(0, ResultError, time.Second) // errors: ignored
+	w.ObserveSample(7, prober.ResultOK, time.Second)    // unknown command: ignored
+	w.ObserveSample(0, prober.ResultError, time.Second) // errors: ignored
 	w.Mark(t0.Add(time.Minute))
 	if at, ok := w.Changed(); !ok || !at.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("Changed() = %v, %v", at, ok)
 	}
 	// After the change get is three times slower.
 	for range 500 {
-		w.ObserveSample(0, ResultOK, 300*time.Microsecond)
+		w.ObserveSample(0, prober.ResultOK, 300*time.Microsecond)
 	}
 	before, after := w.Before(), w.After()
 	if before[0].Count != 1000 || before[1].Count != 0 {
@@ -74,9 +76,9 @@ func TestChangeWindowBeforeAndAfter(t *testing.T) {
 func TestChangeWindowSlides(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	w := NewChangeWindow([]string{"ping"}, 30*time.Second, t0) // 1 s slots
-	w.ObserveSample(0, ResultOK, time.Millisecond)
+	w.ObserveSample(0, prober.ResultOK, time.Millisecond)
 	w.Advance(t0.Add(10 * time.Second))
-	w.ObserveSample(0, ResultOK, time.Millisecond)
+	w.ObserveSample(0, prober.ResultOK, time.Millisecond)
 	if got := w.Current()[0].Count; got != 2 {
 		t.Fatalf("count within the window = %d, want 2", got)
 	}
@@ -88,7 +90,7 @@ func TestChangeWindowSlides(t *testing.T) {
 	if got := w.Current()[0].Count; got != 0 {
 		t.Fatalf("count after a long pause = %d, want 0", got)
 	}
-	w.ObserveSample(0, ResultOK, time.Millisecond)
+	w.ObserveSample(0, prober.ResultOK, time.Millisecond)
 	if got := w.Current()[0].Count; got != 1 {
 		t.Fatalf("a sample after the pause: count = %d, want 1", got)
 	}
@@ -96,21 +98,21 @@ func TestChangeWindowSlides(t *testing.T) {
 
 type countingRecorder struct{ n int }
 
-func (c *countingRecorder) Record(int, Result, time.Duration) { c.n++ }
-func (c *countingRecorder) SetUp(bool)                        {}
-func (c *countingRecorder) RecordLag(time.Duration)           {}
-func (c *countingRecorder) RecordClientDelay(time.Duration)   {}
-func (c *countingRecorder) SetClock(Clock)                    {}
-func (c *countingRecorder) ClockFallback()                    {}
+func (c *countingRecorder) Record(int, prober.Result, time.Duration) { c.n++ }
+func (c *countingRecorder) SetUp(bool)                               {}
+func (c *countingRecorder) RecordLag(time.Duration)                  {}
+func (c *countingRecorder) RecordClientDelay(time.Duration)          {}
+func (c *countingRecorder) SetClock(prober.Clock)                    {}
+func (c *countingRecorder) ClockFallback()                           {}
 
 func TestTapRecorder(t *testing.T) {
 	rec := &countingRecorder{}
-	if got := TapRecorder(rec, nil); got != Recorder(rec) {
+	if got := TapRecorder(rec, nil); got != prober.Recorder(rec) {
 		t.Fatal("a nil sink must return the recorder itself")
 	}
 	w := NewChangeWindow([]string{"get"}, time.Minute, time.Now())
 	tap := TapRecorder(rec, w)
-	tap.Record(0, ResultOK, time.Millisecond)
+	tap.Record(0, prober.ResultOK, time.Millisecond)
 	if rec.n != 1 || w.Current()[0].Count != 1 {
 		t.Fatalf("recorder saw %d, window %d; want 1 and 1", rec.n, w.Current()[0].Count)
 	}
@@ -119,7 +121,7 @@ func TestTapRecorder(t *testing.T) {
 func TestChangeWindowObserveDoesNotAllocate(t *testing.T) {
 	w := NewChangeWindow([]string{"get", "set"}, time.Minute, time.Now())
 	tap := TapRecorder(&countingRecorder{}, w)
-	if n := testing.AllocsPerRun(1000, func() { tap.Record(1, ResultOK, 250*time.Microsecond) }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { tap.Record(1, prober.ResultOK, 250*time.Microsecond) }); n != 0 {
 		t.Fatalf("Record through the tap allocates %v times per call", n)
 	}
 }
@@ -127,7 +129,7 @@ func TestChangeWindowObserveDoesNotAllocate(t *testing.T) {
 func BenchmarkChangeWindowObserve(b *testing.B) {
 	w := NewChangeWindow([]string{"get", "set"}, time.Minute, time.Now())
 	for i := 0; b.Loop(); i++ {
-		w.ObserveSample(i&1, ResultOK, time.Duration(i&0xffff)*time.Microsecond)
+		w.ObserveSample(i&1, prober.ResultOK, time.Duration(i&0xffff)*time.Microsecond)
 	}
 }
 
@@ -138,9 +140,9 @@ func TestChangeWindowFinishedSlotsKeepCommandsApart(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	w := NewChangeWindow([]string{"get", "set"}, 12*time.Second, t0) // 1 s slots
 	for i := range ChangeWindowSlots {
-		w.ObserveSample(0, ResultOK, 100*time.Microsecond)
-		w.ObserveSample(1, ResultOK, 10*time.Millisecond)
-		w.ObserveSample(1, ResultOK, 10*time.Millisecond)
+		w.ObserveSample(0, prober.ResultOK, 100*time.Microsecond)
+		w.ObserveSample(1, prober.ResultOK, 10*time.Millisecond)
+		w.ObserveSample(1, prober.ResultOK, 10*time.Millisecond)
 		w.Advance(t0.Add(time.Duration(i+1) * time.Second))
 	}
 	// 12 slots filled, the window slid by one: the first slot fell out.

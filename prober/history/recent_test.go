@@ -1,4 +1,4 @@
-package prober
+package history
 
 import (
 	"errors"
@@ -7,16 +7,18 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 type nopRecorder struct{}
 
-func (nopRecorder) Record(int, Result, time.Duration) {}
-func (nopRecorder) SetUp(bool)                        {}
-func (nopRecorder) RecordLag(time.Duration)           {}
-func (nopRecorder) RecordClientDelay(time.Duration)   {}
-func (nopRecorder) SetClock(Clock)                    {}
-func (nopRecorder) ClockFallback()                    {}
+func (nopRecorder) Record(int, prober.Result, time.Duration) {}
+func (nopRecorder) SetUp(bool)                               {}
+func (nopRecorder) RecordLag(time.Duration)                  {}
+func (nopRecorder) RecordClientDelay(time.Duration)          {}
+func (nopRecorder) SetClock(prober.Clock)                    {}
+func (nopRecorder) ClockFallback()                           {}
 
 func near(got, want time.Duration) bool {
 	return float64(got) >= 0.9*float64(want) && float64(got) <= 1.1*float64(want)
@@ -32,10 +34,10 @@ func TestRecentQuantilesAndSlidingWindows(t *testing.T) {
 		if i%50 == 0 {
 			d = 10 * time.Millisecond
 		}
-		rec.Record(0, ResultOK, d)
+		rec.Record(0, prober.ResultOK, d)
 	}
-	rec.Record(1, ResultError, time.Microsecond) // counted as failed only
-	rec.Record(1, ResultTimeout, time.Second)
+	rec.Record(1, prober.ResultError, time.Microsecond) // counted as failed only
+	rec.Record(1, prober.ResultTimeout, time.Second)
 	rec.SetUp(true)
 
 	s := r.Snapshot(start.Add(30 * time.Second))
@@ -57,7 +59,7 @@ func TestRecentQuantilesAndSlidingWindows(t *testing.T) {
 	// Two and a half minutes on: minute 0 is outside the last minute but
 	// inside the last five; the sparkline holds minutes 0 and 1.
 	r.Advance(start.Add(150 * time.Second))
-	rec.Record(0, ResultOK, time.Millisecond)
+	rec.Record(0, prober.ResultOK, time.Millisecond)
 	s = r.Snapshot(start.Add(150 * time.Second))
 	if c := s.Commands[0].Last1m; c.Count != 1 || !near(c.P99, time.Millisecond) {
 		t.Errorf("ping 1m after 2.5 min = %+v, want only the new sample", c)
@@ -118,7 +120,7 @@ func TestRecentHotPathDoesNotAllocate(t *testing.T) {
 	r := NewRecent([]string{"ping", "get", "set"}, time.Now())
 	rec := r.Tap(nopRecorder{})
 	allocs := testing.AllocsPerRun(1000, func() {
-		rec.Record(1, ResultOK, 150*time.Microsecond)
+		rec.Record(1, prober.ResultOK, 150*time.Microsecond)
 		rec.SetUp(true)
 	})
 	if allocs != 0 {
@@ -130,7 +132,7 @@ func BenchmarkRecentObserve(b *testing.B) {
 	r := NewRecent([]string{"ping", "get", "set"}, time.Now())
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			r.ObserveSample(2, ResultOK, 200*time.Microsecond)
+			r.ObserveSample(2, prober.ResultOK, 200*time.Microsecond)
 		}
 	})
 }
@@ -141,9 +143,9 @@ func TestRecentClosedMinutesAreSparse(t *testing.T) {
 	t0 := time.Unix(10000, 0)
 	r := NewRecent([]string{"get", "set"}, t0)
 	for m := range 5 {
-		r.ObserveSample(0, ResultOK, 100*time.Microsecond)
-		r.ObserveSample(1, ResultOK, 2*time.Millisecond)
-		r.ObserveSample(1, ResultTimeout, time.Second)
+		r.ObserveSample(0, prober.ResultOK, 100*time.Microsecond)
+		r.ObserveSample(1, prober.ResultOK, 2*time.Millisecond)
+		r.ObserveSample(1, prober.ResultTimeout, time.Second)
 		r.Advance(t0.Add(time.Duration(m+1) * time.Minute))
 	}
 	for i, s := range r.slots {

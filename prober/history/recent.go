@@ -1,4 +1,8 @@
-package prober
+// Package history keeps what the prober remembers of each node's probe
+// samples beside its histograms: the status page's last minutes (Recent)
+// and the change detector's before/after windows (ChangeWindow), both fed
+// through a tap on the probe's prober.Recorder.
+package history
 
 import (
 	"math"
@@ -9,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redis-prober/redis-prober/internal/safetext"
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // Recent is the status page's memory of one node: the probe latency of the
@@ -124,14 +129,14 @@ func NewRecent(commands []string, now time.Time) *Recent {
 
 // Tap returns rec with every request sample and up/down verdict also
 // going to r.
-func (r *Recent) Tap(rec Recorder) Recorder { return recentRecorder{Recorder: rec, r: r} }
+func (r *Recent) Tap(rec prober.Recorder) prober.Recorder { return recentRecorder{Recorder: rec, r: r} }
 
 type recentRecorder struct {
-	Recorder
+	prober.Recorder
 	r *Recent
 }
 
-func (t recentRecorder) Record(cmd int, res Result, d time.Duration) {
+func (t recentRecorder) Record(cmd int, res prober.Result, d time.Duration) {
 	t.Recorder.Record(cmd, res, d)
 	t.r.ObserveSample(cmd, res, d)
 }
@@ -144,15 +149,15 @@ func (t recentRecorder) SetUp(answered bool) {
 // ObserveSample counts one probe sample. Replies and timeouts count in
 // the latency; errors are counted apart (a refused connection answers in
 // microseconds and would flatter the figures).
-func (r *Recent) ObserveSample(cmd int, res Result, d time.Duration) {
+func (r *Recent) ObserveSample(cmd int, res prober.Result, d time.Duration) {
 	if cmd < 0 || cmd >= len(r.commands) {
 		return
 	}
 	s := r.cur.Load()
-	if res != ResultOK {
+	if res != prober.ResultOK {
 		atomic.AddUint32(&s.failed[cmd], 1)
 	}
-	if res == ResultError {
+	if res == prober.ResultError {
 		return
 	}
 	atomic.AddUint32(&s.counts[cmd*recentBuckets+recentIndex(d)], 1)

@@ -1,10 +1,12 @@
-package prober
+package history
 
 import (
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // SampleSink sees every probe sample of one node beside the histograms. The
@@ -12,12 +14,12 @@ import (
 // before the last change from the latency since, without PromQL offsets.
 // ObserveSample is on the probe's hot path: it must not block or allocate.
 type SampleSink interface {
-	ObserveSample(cmd int, res Result, d time.Duration)
+	ObserveSample(cmd int, res prober.Result, d time.Duration)
 }
 
 // TapRecorder records into rec and hands every request sample to sink as
 // well. A nil sink returns rec itself.
-func TapRecorder(rec Recorder, sink SampleSink) Recorder {
+func TapRecorder(rec prober.Recorder, sink SampleSink) prober.Recorder {
 	if sink == nil {
 		return rec
 	}
@@ -25,11 +27,11 @@ func TapRecorder(rec Recorder, sink SampleSink) Recorder {
 }
 
 type tapRecorder struct {
-	Recorder
+	prober.Recorder
 	sink SampleSink
 }
 
-func (t tapRecorder) Record(cmd int, res Result, d time.Duration) {
+func (t tapRecorder) Record(cmd int, res prober.Result, d time.Duration) {
 	t.Recorder.Record(cmd, res, d)
 	t.sink.ObserveSample(cmd, res, d)
 }
@@ -103,8 +105,8 @@ func (w *ChangeWindow) Commands() []string { return w.commands }
 // ObserveSample counts one probe sample: one atomic add.
 // Replies and timeouts count; errors do not, since a refused connection
 // answers in microseconds and would flatter the figures.
-func (w *ChangeWindow) ObserveSample(cmd int, res Result, d time.Duration) {
-	if cmd < 0 || cmd >= len(w.commands) || res == ResultError {
+func (w *ChangeWindow) ObserveSample(cmd int, res prober.Result, d time.Duration) {
+	if cmd < 0 || cmd >= len(w.commands) || res == prober.ResultError {
 		return
 	}
 	atomic.AddUint32(&w.cur[cmd*winBuckets+winIndex(d)], 1)

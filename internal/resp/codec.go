@@ -29,8 +29,13 @@ func (ErrorReply) RedisError() {}
 
 // Reader reads replies from one connection.
 type Reader struct {
-	r *bufio.Reader
+	r    *bufio.Reader
+	long []byte // a line longer than the buffer, gathered (rare: long error replies)
 }
+
+// maxCodecLine bounds a line the codec gathers past its buffer, whatever
+// the guard beneath allows.
+const maxCodecLine = 64 << 10
 
 // NewReader buffers rd with size bytes.
 func NewReader(rd io.Reader, size int) *Reader {
@@ -107,6 +112,9 @@ func (r *Reader) element() (n int64, isArray bool, err error) {
 // until the next read.
 func (r *Reader) line() ([]byte, error) {
 	line, err := r.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		line, err = r.longLine(line)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +122,23 @@ func (r *Reader) line() ([]byte, error) {
 		return nil, fmt.Errorf("malformed reply line")
 	}
 	return line[:len(line)-2], nil
+}
+
+// longLine gathers a line that did not fit the buffer; first is its start.
+// Small buffers keep a thousand probe connections cheap, and a long line
+// (an error reply quoting a script) must not break the stream.
+func (r *Reader) longLine(first []byte) ([]byte, error) {
+	r.long = append(r.long[:0], first...)
+	for {
+		more, err := r.r.ReadSlice('\n')
+		if len(r.long)+len(more) > maxCodecLine {
+			return nil, fmt.Errorf("reply line longer than %d bytes", maxCodecLine)
+		}
+		r.long = append(r.long, more...)
+		if err != bufio.ErrBufferFull {
+			return r.long, err
+		}
+	}
 }
 
 // parseInt reads a decimal without allocating. The guard bounds length

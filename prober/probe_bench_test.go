@@ -86,6 +86,31 @@ func BenchmarkProcessPing(b *testing.B) {
 	}
 }
 
+// BenchmarkProbeExchange is one PING the way the probe sends it now
+// (probeConn.exchange: one deadline, the encoded request, the codec reading
+// the reply through the guard and the stamps), back to back; beside
+// BenchmarkProcessPing (the go-redis path the probe used before) and
+// BenchmarkRawPing (no codec at all).
+func BenchmarkProbeExchange(b *testing.B) {
+	srv := redistest.Start(b)
+	ep := Endpoint{Network: "tcp", Addr: srv.Addr()}
+	pc, _, err := ep.openProbeConn(context.Background(), time.Second, time.Now().Add(time.Second), true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pc.Close()
+	ping := encodeArgs([]any{"ping"})
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := pc.exchange(ping, time.Now().Add(time.Second)); err != nil {
+			b.Fatal(err)
+		}
+		if pc.wire.stamps != nil {
+			_ = pc.wire.stamps.last()
+		}
+	}
+}
+
 // BenchmarkRawPing is BenchmarkProcessPing without go-redis: raw RESP written
 // and read on the same stamped connection. The difference between the two
 // is what the protocol layer costs per request.
@@ -184,8 +209,8 @@ func (r *sampleRecorder) report(b *testing.B) {
 	}
 }
 
-// BenchmarkProbePaced drives the real probe (worker, schedule, go-redis over
-// the blocking connection) with PING at 100/s on one connection, and reports
+// BenchmarkProbePaced drives the real probe (worker, schedule, the RESP
+// codec over the stamped connection) with PING at 100/s on one connection, and reports
 // the exact quantiles of b.N samples: the in-process twin of make bench's
 // prober rounds, free of histogram bucketing. Run it long enough to mean
 // something, e.g. -bench ProbePaced -benchtime 3000x (30 s).

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/faultlog"
 )
 
 // Host runs the enabled host collectors at scrape time. Register it once per
@@ -12,7 +14,7 @@ import (
 type Host struct {
 	health  healthDescs
 	sources []namedSource
-	faults  *faultLog
+	faults  *faultlog.Log
 }
 
 type namedSource struct {
@@ -24,7 +26,7 @@ var _ prometheus.Collector = (*Host)(nil)
 
 // NewHost builds the enabled host collectors over paths.
 func NewHost(paths Paths, enabled Enabled, log *slog.Logger) *Host {
-	h := &Host{health: newHealthDescs(prometheus.Labels{"target": "", "node": ""}), faults: newFaultLog(log)}
+	h := &Host{health: newHealthDescs(prometheus.Labels{"target": "", "node": ""}), faults: faultlog.Collectors(log, ErrNoData)}
 	for _, d := range All() {
 		if d.Kind != KindHost || !enabled[d.Name] {
 			continue
@@ -48,6 +50,6 @@ func (h *Host) Collect(ch chan<- prometheus.Metric) {
 		start := time.Now()
 		err := s.src.update(ch)
 		h.health.emit(ch, nil, s.name, err, time.Since(start).Seconds())
-		h.faults.observe(s.name, err)
+		h.faults.Observe(s.name, err, true)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/faultlog"
 )
 
 // Doer is the narrow slice of go-redis the Redis-side collectors use;
@@ -66,7 +68,7 @@ type Snapshot struct {
 type Target struct {
 	cfg    TargetConfig
 	client Doer
-	faults *faultLog
+	faults *faultlog.Log
 	set    *Targets
 	sl     seriesLabels // the values of the target and node labels
 
@@ -127,7 +129,7 @@ func (s *Targets) NewTarget(cfg TargetConfig, client Doer) *Target {
 	return &Target{
 		cfg:       cfg,
 		client:    client,
-		faults:    newFaultLog(cfg.Log),
+		faults:    faultlog.Collectors(cfg.Log, ErrNoData),
 		set:       s,
 		sl:        newSeriesLabels(cfg.Name, cfg.Node),
 		capLogged: map[string]bool{},
@@ -202,7 +204,7 @@ func (t *Target) drop(collector string, n int, why string) {
 		return
 	}
 	t.capLogged[collector] = true
-	t.faults.log.Warn("collector dropped series; redis_prober_collector_dropped_series_total counts further drops, this is logged once",
+	t.faults.Logger().Warn("collector dropped series; redis_prober_collector_dropped_series_total counts further drops, this is logged once",
 		"collector", collector, "dropped", n, "why", why)
 }
 
@@ -233,7 +235,7 @@ func (t *Target) Refresh(ctx context.Context) {
 			return
 		}
 		s.Errors[name], s.Durations[name] = err, time.Since(start)
-		t.faults.observe(name, err)
+		t.faults.Observe(name, err, true)
 	}
 
 	start := time.Now()
@@ -328,6 +330,6 @@ func (t *Target) dropAbsurd(info Info) {
 	t.countDropped("info", float64(len(bad)))
 	if msg := strings.Join(bad, " "); msg != t.lastBad {
 		t.lastBad = msg
-		t.faults.log.Debug("INFO values out of range ignored; their series are absent", "fields", msg)
+		t.faults.Logger().Debug("INFO values out of range ignored; their series are absent", "fields", msg)
 	}
 }

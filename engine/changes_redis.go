@@ -50,11 +50,6 @@ var notConfig = map[string]bool{
 	"slaveof":          true,
 }
 
-// secretParam tells parameters whose values never go to a log.
-func secretParam(name string) bool {
-	return strings.Contains(name, "pass") || strings.Contains(name, "auth")
-}
-
 // readServer reads INFO and, unless configOff, CONFIG GET *. A CONFIG
 // refused by the server (ACL, renamed command) comes back as errConfigRefused
 // beside a state that has everything else.
@@ -130,7 +125,7 @@ func configSnapshot(all map[string]string) (*configSet, uint64) {
 	var b []byte
 	for _, k := range names {
 		v := all[k]
-		if secretParam(k) && v != "" {
+		if collector.SecretParam(k) && v != "" {
 			h := fnv.New64a()
 			_, _ = h.Write([]byte(v))
 			v = fmt.Sprintf("secret:%x", h.Sum64())
@@ -207,7 +202,7 @@ func configDiff(oldSet, curSet *configSet) []string {
 		ov, had := old[k]
 		nv, has := cur[k]
 		switch {
-		case secretParam(k):
+		case collector.SecretParam(k):
 			out = append(out, k+": (secret changed)")
 		case !had:
 			out = append(out, fmt.Sprintf("%s: (none) → %q", k, nv))

@@ -473,7 +473,7 @@ func TestConfigSnapshotPacksAndUnpacks(t *testing.T) {
 			if _, ok := got[k]; ok {
 				t.Errorf("%s is another kind's and must be left out", k)
 			}
-		case secretParam(k):
+		case collector.SecretParam(k):
 			if got[k] == v || !strings.HasPrefix(got[k], "secret:") {
 				t.Errorf("%s = %q: a secret must be kept as its hash", k, got[k])
 			}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/report"
 )
@@ -488,16 +489,11 @@ func flattenReport(r *report.Report) map[string]string {
 	set("redis.mem_allocator", e.Redis.Allocator)
 	set("redis.io_threads_active", e.Redis.IOThreads)
 	for k, v := range e.Redis.Config {
-		if secretParamName(k) {
+		// The snapshot does not read secrets, but a hand-made report might.
+		if collector.SecretParam(k) {
 			continue
 		}
 		set(k, v)
 	}
 	return m
-}
-
-// secretParamName tells config parameters whose values a comparison never
-// prints (the snapshot does not read them, but a hand-made report might).
-func secretParamName(k string) bool {
-	return strings.Contains(k, "pass") || strings.Contains(k, "auth")
 }

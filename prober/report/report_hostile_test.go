@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
@@ -14,5 +15,15 @@ func TestCommandReportCountsNeverNegative(t *testing.T) {
 	r := NewCommandReport(c, time.Second, nil)
 	if r.Hits < 0 || r.Misses < 0 || r.Errors < 0 || r.Timeouts < 0 || r.KBPerSec < 0 || r.Ops < 0 {
 		t.Errorf("negative count in %+v", r)
+	}
+}
+
+// The environment snapshot reads no secret CONFIG parameter, so a report
+// never holds one.
+func TestSnapshotReadsNoSecretParam(t *testing.T) {
+	for _, p := range latencyConfig {
+		if collector.SecretParam(p) {
+			t.Errorf("the snapshot reads secret CONFIG parameter %s", p)
+		}
 	}
 }

@@ -13,6 +13,7 @@ package collector
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -38,28 +39,50 @@ type Definition struct {
 	Name string
 	Help string
 	Kind Kind
-	// newHost builds a host collector; nil for target collectors, which
-	// Target runs from its cache.
+	// newHost builds a host collector; nil for target collectors.
 	newHost func(Paths) source
+	// part is a target collector's refresh and series; nil for host
+	// collectors.
+	part targetPart
+	// uses names the earlier target collectors whose reads this one
+	// needs: they run for it even when disabled (without series of their
+	// own).
+	uses []string
 }
 
-// All is the one explicit list of collectors. Flags (--collector.<name>)
-// and docs are generated from it; nothing registers itself.
-func All() []Definition {
-	return []Definition{
-		{Name: "info", Kind: KindTarget, Help: "Redis INFO: fork time and count, fragmentation, memory, persistence."},
-		{Name: "latency", Kind: KindTarget, Help: "Redis LATENCY LATEST events and the server-side LATENCY HISTOGRAM of the probed commands (Redis 7+)."},
-		{Name: "commandlog", Kind: KindTarget, Help: "Valkey 8.1+ COMMANDLOG: the length of the slow, large-request and large-reply logs and the execution time of new slow entries (never their arguments); nothing on servers without it."},
-		{Name: "process", Kind: KindTarget, Help: "The redis-server process from /proc when visible: swap, RSS, huge pages, open-files limit, context switches, NUMA binding."},
-		{Name: "checks", Kind: KindTarget, Help: "Tuning checks (redis_prober_check_passed) over host, Redis and process facts."},
-		{Name: "thp", Kind: KindHost, Help: "Transparent huge pages enabled and defrag modes from /sys.", newHost: newTHPCollector},
-		{Name: "vmstat", Kind: KindHost, Help: "Swap-in/out, THP and compaction-stall counters from /proc/vmstat.", newHost: newVMStatCollector},
-		{Name: "meminfo", Kind: KindHost, Help: "Host RAM and swap size from /proc/meminfo.", newHost: newMeminfoCollector},
-		{Name: "pressure", Kind: KindHost, Help: "Memory pressure stall time (PSI) from /proc/pressure/memory.", newHost: newPressureCollector},
-		{Name: "sysctl", Kind: KindHost, Help: "Kernel settings that matter to Redis (vm.swappiness, vm.overcommit_memory, net.core.somaxconn, ...).", newHost: newSysctlCollector},
-		{Name: "cpu", Kind: KindHost, Help: "CPU frequency governors and NUMA node count from /sys.", newHost: newCPUCollector},
+// needed tells whether target collector d runs in a refresh with on
+// enabled: when it is enabled, or a later enabled one uses it.
+func needed(d Definition, on Enabled) bool {
+	if on[d.Name] {
+		return true
 	}
+	for _, other := range definitions {
+		if on[other.Name] && slices.Contains(other.uses, d.Name) {
+			return true
+		}
+	}
+	return false
 }
+
+// definitions is the one explicit list of collectors, read-only. Flags
+// (--collector.<name>) and docs are generated from it; nothing registers
+// itself.
+var definitions = []Definition{
+	{Name: "info", Kind: KindTarget, part: infoPart{}, Help: "Redis INFO: fork time and count, fragmentation, memory, persistence."},
+	{Name: "latency", Kind: KindTarget, part: latencyPart{}, uses: []string{"info"}, Help: "Redis LATENCY LATEST events and the server-side LATENCY HISTOGRAM of the probed commands (Redis 7+)."},
+	{Name: "commandlog", Kind: KindTarget, part: commandlogPart{}, uses: []string{"info"}, Help: "Valkey 8.1+ COMMANDLOG: the length of the slow, large-request and large-reply logs and the execution time of new slow entries (never their arguments); nothing on servers without it."},
+	{Name: "process", Kind: KindTarget, part: processPart{}, uses: []string{"info"}, Help: "The redis-server process from /proc when visible: swap, RSS, huge pages, open-files limit, context switches, NUMA binding."},
+	{Name: "checks", Kind: KindTarget, part: checksPart{}, uses: []string{"info", "process"}, Help: "Tuning checks (redis_prober_check_passed) over host, Redis and process facts."},
+	{Name: "thp", Kind: KindHost, Help: "Transparent huge pages enabled and defrag modes from /sys.", newHost: newTHPCollector},
+	{Name: "vmstat", Kind: KindHost, Help: "Swap-in/out, THP and compaction-stall counters from /proc/vmstat.", newHost: newVMStatCollector},
+	{Name: "meminfo", Kind: KindHost, Help: "Host RAM and swap size from /proc/meminfo.", newHost: newMeminfoCollector},
+	{Name: "pressure", Kind: KindHost, Help: "Memory pressure stall time (PSI) from /proc/pressure/memory.", newHost: newPressureCollector},
+	{Name: "sysctl", Kind: KindHost, Help: "Kernel settings that matter to Redis (vm.swappiness, vm.overcommit_memory, net.core.somaxconn, ...).", newHost: newSysctlCollector},
+	{Name: "cpu", Kind: KindHost, Help: "CPU frequency governors and NUMA node count from /sys.", newHost: newCPUCollector},
+}
+
+// All returns the list of collectors (a copy: callers may not change it).
+func All() []Definition { return slices.Clone(definitions) }
 
 // Enabled is the set of collector names that run.
 type Enabled map[string]bool

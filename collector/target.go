@@ -2,8 +2,6 @@ package collector
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -230,76 +228,17 @@ func (t *Target) Refresh(ctx context.Context) {
 	defer t.refreshMu.Unlock()
 	on := t.cfg.Enabled
 	s := Snapshot{Time: time.Now(), Errors: map[string]error{}, Durations: map[string]time.Duration{}}
-	record := func(name string, start time.Time, err error) {
-		if !on[name] {
-			return
+	var r refreshState
+	for _, d := range definitions {
+		if d.Kind != KindTarget || !needed(d, on) {
+			continue
 		}
-		s.Errors[name], s.Durations[name] = err, time.Since(start)
-		t.faults.Observe(name, err, true)
-	}
-
-	start := time.Now()
-	var infoErr error
-	if on["info"] || on["latency"] || on["process"] || on["checks"] || on["commandlog"] {
-		var skipped int
-		s.Info, skipped, infoErr = fetchInfo(ctx, t.client, "")
-		if infoErr == nil {
-			t.drop("info", skipped, fmt.Sprintf("INFO lines over the parse bounds (%d fields, %d bytes a line, %d bytes in all)", maxInfoFields, maxInfoLineLen, maxInfoBytes))
-			t.dropAbsurd(s.Info)
-			if n := t.forks.next(s.Info); n > 0 {
-				if usec, ok := s.Info.Float("latest_fork_usec"); ok {
-					for range n {
-						t.observeFork(usec / 1e6)
-					}
-				}
-			}
+		r.start = time.Now()
+		ran, err := d.part.refresh(ctx, t, &s, &r)
+		if ran && on[d.Name] {
+			s.Errors[d.Name], s.Durations[d.Name] = err, time.Since(r.start)
+			t.faults.Observe(d.Name, err, true)
 		}
-	}
-	record("info", start, infoErr)
-
-	if on["latency"] {
-		start = time.Now()
-		err := infoErr
-		if err == nil {
-			s.Events, s.Histograms, err = t.fetchLatency(ctx, s.Info)
-		}
-		record("latency", start, err)
-	}
-
-	if on["commandlog"] {
-		start = time.Now()
-		lens, ran, err := t.refreshCommandlog(ctx, s.Info, infoErr, start)
-		if ran {
-			s.Commandlog = lens
-			record("commandlog", start, err)
-		}
-	}
-
-	var procErr error
-	if on["process"] || on["checks"] {
-		start = time.Now()
-		if procErr = infoErr; procErr == nil {
-			s.Process, procErr = t.cfg.Processes.Read(t.cfg.Paths, IdentityFromInfo(s.Info), start)
-		}
-		record("process", start, procErr)
-	}
-
-	if on["checks"] {
-		start = time.Now()
-		var err error
-		if infoErr == nil {
-			s.Config, err = fetchConfig(ctx, t.client, s.Info)
-		} else {
-			err = infoErr
-		}
-		var hostErr error
-		s.Host, hostErr = t.cfg.HostFacts.Read(t.cfg.Paths, time.Now())
-		f := Facts{Host: s.Host, Info: s.Info, Config: s.Config, Process: s.Process}
-		if t.cfg.Intrinsic != nil {
-			f.Intrinsic, f.HasIntrinsic = t.cfg.Intrinsic()
-		}
-		s.Checks = Evaluate(&f)
-		record("checks", start, errors.Join(err, hostErr))
 	}
 
 	t.mu.Lock()

@@ -161,7 +161,7 @@ func (s *Targets) collectOne(ch chan<- prometheus.Metric, t *Target) {
 
 // collectHealth emits the health series of t; s.mu is held.
 func (s *Targets) collectHealth(ch chan<- prometheus.Metric, t *Target, snap Snapshot) {
-	for _, d := range All() {
+	for _, d := range definitions {
 		if d.Kind != KindTarget || !t.cfg.Enabled[d.Name] {
 			continue
 		}
@@ -175,24 +175,11 @@ func (s *Targets) collectHealth(ch chan<- prometheus.Metric, t *Target, snap Sna
 // if health; s.mu is held.
 func (s *Targets) collect(ch chan<- prometheus.Metric, t *Target, health bool) {
 	snap := t.Snapshot()
-	for _, d := range All() {
+	for _, d := range definitions {
 		if d.Kind != KindTarget || !t.cfg.Enabled[d.Name] {
 			continue
 		}
-		switch d.Name {
-		case "info":
-			s.info.emit(ch, &t.sl, snap.Info)
-			t.fork.Collect(ch)
-		case "latency":
-			s.lat.emit(ch, &t.sl, snap.Events, snap.Histograms, t.cfg.ServerClassicBuckets)
-		case "process":
-			s.proc.emit(ch, &t.sl, snap.Process)
-		case "checks":
-			s.checks.emit(ch, &t.sl, snap.Checks)
-		case "commandlog":
-			s.cl.emit(ch, &t.sl, snap.Commandlog)
-			t.collectSlow(ch)
-		}
+		d.part.emit(s, ch, t, &snap)
 	}
 	if health {
 		s.collectHealth(ch, t, snap)

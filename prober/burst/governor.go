@@ -62,12 +62,6 @@ type Guards struct {
 	CheckInterval time.Duration
 }
 
-// DefaultGuards are the run mode's defaults.
-func DefaultGuards() Guards {
-	return Guards{MemoryHeadroom: 0.2, MaxServerOps: 50000, AbortP99: 20 * time.Millisecond,
-		Window: time.Second, ErrorBudget: 0.01, CheckInterval: time.Second}
-}
-
 // Validate checks the ranges.
 func (g Guards) Validate() error {
 	switch {

@@ -241,6 +241,7 @@ func (t *Target) Refresh(ctx context.Context) {
 		}
 	}
 
+	s.Info = s.Info.retain(retainedInfo)
 	t.mu.Lock()
 	t.snap = s
 	t.mu.Unlock()

@@ -2,45 +2,10 @@ package collector
 
 import (
 	"errors"
-	"fmt"
-	"path/filepath"
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// readGovernors counts the CPUs per frequency governor. Virtual machines and
-// containers often have no cpufreq at all: ErrNoData.
-func readGovernors(paths Paths) (map[string]int, error) {
-	files, err := filepath.Glob(paths.sys("devices", "system", "cpu", "cpu[0-9]*", "cpufreq", "scaling_governor"))
-	if err != nil {
-		return nil, fmt.Errorf("cpufreq: %w", err)
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no cpufreq scaling_governor under %s: %w", paths.sys("devices", "system", "cpu"), ErrNoData)
-	}
-	out := map[string]int{}
-	for _, f := range files {
-		g, err := readTrimmed(f)
-		if err != nil {
-			return nil, err
-		}
-		out[g]++
-	}
-	return out, nil
-}
-
-// readNUMANodes counts the NUMA nodes the kernel knows.
-func readNUMANodes(paths Paths) (int, error) {
-	nodes, err := filepath.Glob(paths.sys("devices", "system", "node", "node[0-9]*"))
-	if err != nil {
-		return 0, fmt.Errorf("numa: %w", err)
-	}
-	if len(nodes) == 0 {
-		return 0, fmt.Errorf("no NUMA nodes under %s: %w", paths.sys("devices", "system", "node"), ErrNoData)
-	}
-	return len(nodes), nil
-}
 
 type cpuCollector struct {
 	paths          Paths
@@ -63,7 +28,8 @@ func (c *cpuCollector) describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *cpuCollector) update(ch chan<- prometheus.Metric) error {
-	govs, gerr := readGovernors(c.paths)
+	govs, gerr := c.paths.Host().CPUGovernors()
+	gerr = hostErr(gerr)
 	names := make([]string, 0, len(govs))
 	for g := range govs {
 		names = append(names, g)
@@ -72,7 +38,8 @@ func (c *cpuCollector) update(ch chan<- prometheus.Metric) error {
 	for _, g := range names {
 		constMetric(ch, c.governor, prometheus.GaugeValue, float64(govs[g]), g)
 	}
-	n, nerr := readNUMANodes(c.paths)
+	n, nerr := c.paths.Host().NUMANodes()
+	nerr = hostErr(nerr)
 	if nerr == nil {
 		constMetric(ch, c.numa, prometheus.GaugeValue, float64(n))
 	}

@@ -23,16 +23,17 @@ func ReadHostFacts(paths Paths) (HostFacts, error) {
 	var hf HostFacts
 	var errs []error
 	keep := func(err error) {
-		if err != nil && !errors.Is(err, ErrNoData) {
+		if err = hostErr(err); err != nil && !errors.Is(err, ErrNoData) {
 			errs = append(errs, err)
 		}
 	}
-	if m, err := readTHP(paths, "enabled"); err == nil {
+	r := paths.Host()
+	if m, err := r.THP("enabled"); err == nil {
 		hf.THPEnabled = m.Active
 	} else {
 		keep(err)
 	}
-	if m, err := readTHP(paths, "defrag"); err == nil {
+	if m, err := r.THP("defrag"); err == nil {
 		hf.THPDefrag = m.Active
 	} else {
 		keep(err)
@@ -40,22 +41,29 @@ func ReadHostFacts(paths Paths) (HostFacts, error) {
 	var err error
 	hf.Sysctls, err = readSysctls(paths)
 	keep(err)
-	if mi, err := readMeminfo(paths); err == nil {
-		hf.MemTotalBytes, hf.SwapTotalBytes, hf.HasMeminfo = mi["MemTotal"], mi["SwapTotal"], true
+	if mi, err := r.Meminfo(); err == nil {
+		hf.MemTotalBytes, hf.SwapTotalBytes, hf.HasMeminfo = deref(mi.MemTotalBytes), deref(mi.SwapTotalBytes), true
 	} else {
 		keep(err)
 	}
-	if g, err := readGovernors(paths); err == nil {
+	if g, err := r.CPUGovernors(); err == nil {
 		hf.Governors = g
 	} else {
 		keep(err)
 	}
-	if n, err := readNUMANodes(paths); err == nil {
+	if n, err := r.NUMANodes(); err == nil {
 		hf.NUMANodes = n
 	} else {
 		keep(err)
 	}
 	return hf, errors.Join(errs...)
+}
+
+func deref(v *uint64) uint64 {
+	if v == nil {
+		return 0
+	}
+	return *v
 }
 
 // Facts are all the inputs of the checks. nil or zero means unknown.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 func TestParseTHPModes(t *testing.T) {
@@ -14,7 +16,7 @@ func TestParseTHPModes(t *testing.T) {
 	}
 	for _, f := range files {
 		kind, mode, _ := strings.Cut(filepath.Base(f), "-")
-		m, err := parseTHPMode(readFixture(t, "thp", filepath.Base(f)))
+		m, err := host.ParseTHPMode(readFixture(t, "thp", filepath.Base(f)))
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
@@ -31,7 +33,7 @@ func TestParseTHPModes(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "always madvise never", "[always] [never]", "al[ways] never", "[]"} {
-		if _, err := parseTHPMode(bad); err == nil {
+		if _, err := host.ParseTHPMode(bad); err == nil {
 			t.Errorf("parseTHPMode(%q): no error", bad)
 		}
 	}
@@ -39,7 +41,7 @@ func TestParseTHPModes(t *testing.T) {
 
 func TestParseVMStat(t *testing.T) {
 	for _, f := range []string{"captured/vmstat", "hosts/untuned/proc/vmstat"} {
-		vm, err := parseVMStat([]byte(readFixture(t, f)))
+		vm, err := host.ParseVMStat([]byte(readFixture(t, f)))
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -49,26 +51,26 @@ func TestParseVMStat(t *testing.T) {
 			}
 		}
 	}
-	vm, _ := parseVMStat([]byte(readFixture(t, "hosts/untuned/proc/vmstat")))
+	vm, _ := host.ParseVMStat([]byte(readFixture(t, "hosts/untuned/proc/vmstat")))
 	if vm["pswpin"] != 48211 || vm["compact_stall"] != 4412 || vm["thp_fault_alloc"] != 20931 {
 		t.Errorf("values: %v", vm)
 	}
 	for _, bad := range []string{"pswpin\n", "pswpin x\n", "a 1 2\n"} {
-		if _, err := parseVMStat([]byte(bad)); err == nil {
+		if _, err := host.ParseVMStat([]byte(bad)); err == nil {
 			t.Errorf("parseVMStat(%q): no error", bad)
 		}
 	}
 }
 
 func TestParseMeminfo(t *testing.T) {
-	mi, err := parseMeminfo([]byte(readFixture(t, "hosts/untuned/proc/meminfo")))
+	mi, err := meminfoVia(t, []byte(readFixture(t, "hosts/untuned/proc/meminfo")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if mi["MemTotal"] != 16384000*1024 || mi["SwapTotal"] != 4194304*1024 || mi["HugePages_Total"] != 0 {
 		t.Errorf("values: MemTotal %d SwapTotal %d", mi["MemTotal"], mi["SwapTotal"])
 	}
-	if _, err := parseMeminfo([]byte(readFixture(t, "captured/meminfo"))); err != nil {
+	if _, err := meminfoVia(t, []byte(readFixture(t, "captured/meminfo"))); err != nil {
 		t.Errorf("captured: %v", err)
 	}
 }
@@ -88,7 +90,7 @@ func TestParsePressure(t *testing.T) {
 		{in: "some total=x\n", bad: true},
 	}
 	for i, tt := range tests {
-		p, err := parsePressure([]byte(tt.in))
+		p, err := pressureVia(t, []byte(tt.in))
 		if (err != nil) != tt.bad {
 			t.Errorf("%d: err %v, want bad=%v", i, err, tt.bad)
 			continue
@@ -103,44 +105,44 @@ func TestParsePressure(t *testing.T) {
 }
 
 func TestParseProcessFiles(t *testing.T) {
-	st, err := parseProcessStatus([]byte(readFixture(t, "hosts/untuned/proc/1021/status")))
+	st, err := host.ParseProcStatus([]byte(readFixture(t, "hosts/untuned/proc/1021/status")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.name != "redis-server" || st.swap != 10240*1024 || st.rss != 1258291*1024 ||
-		st.voluntary != 981234 || st.involuntary != 4411 || st.cpusAllowed != "0-3" || st.memsAllow != "0-1" {
+	if st.Name != "redis-server" || st.Swap != 10240*1024 || st.RSS != 1258291*1024 ||
+		st.Voluntary != 981234 || st.Involuntary != 4411 || st.CPUsAllowed != "0-3" || st.MemsAllow != "0-1" {
 		t.Errorf("status: %+v", st)
 	}
-	if _, err := parseProcessStatus([]byte(readFixture(t, "captured/redis-status"))); err != nil {
+	if _, err := host.ParseProcStatus([]byte(readFixture(t, "captured/redis-status"))); err != nil {
 		t.Errorf("captured status: %v", err)
 	}
-	ahp, err := parseSmapsRollup([]byte(readFixture(t, "hosts/untuned/proc/1021/smaps_rollup")))
+	ahp, err := host.ParseSmapsRollup([]byte(readFixture(t, "hosts/untuned/proc/1021/smaps_rollup")))
 	if err != nil || ahp != 514048*1024 {
 		t.Errorf("smaps_rollup: %d %v", ahp, err)
 	}
-	if _, err := parseSmapsRollup([]byte(readFixture(t, "captured/redis-smaps_rollup"))); err != nil {
+	if _, err := host.ParseSmapsRollup([]byte(readFixture(t, "captured/redis-smaps_rollup"))); err != nil {
 		t.Errorf("captured smaps_rollup: %v", err)
 	}
-	lim, ok, err := parseOpenFilesLimit([]byte(readFixture(t, "hosts/untuned/proc/1021/limits")))
+	lim, ok, err := limitsVia(t, []byte(readFixture(t, "hosts/untuned/proc/1021/limits")))
 	if err != nil || !ok || lim != 1024 {
 		t.Errorf("limits: %d %v %v", lim, ok, err)
 	}
-	if _, _, err := parseOpenFilesLimit([]byte(readFixture(t, "captured/redis-limits"))); err != nil {
+	if _, _, err := limitsVia(t, []byte(readFixture(t, "captured/redis-limits"))); err != nil {
 		t.Errorf("captured limits: %v", err)
 	}
-	if _, ok, err := parseOpenFilesLimit([]byte("Max open files            unlimited            unlimited            files\n")); ok || err != nil {
+	if _, ok, err := limitsVia(t, []byte("Max open files            unlimited            unlimited            files\n")); ok || err != nil {
 		t.Errorf("unlimited: ok=%v err=%v", ok, err)
 	}
 }
 
 func TestParseListCount(t *testing.T) {
 	for in, want := range map[string]int{"0": 1, "0-3": 4, "0-3,8,10-11": 7, "0-1\n": 2} {
-		if got, err := parseListCount(in); err != nil || got != want {
+		if got, err := host.ParseListCount(in); err != nil || got != want {
 			t.Errorf("parseListCount(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "a", "3-1", "-1", "1-"} {
-		if _, err := parseListCount(bad); err == nil {
+		if _, err := host.ParseListCount(bad); err == nil {
 			t.Errorf("parseListCount(%q): no error", bad)
 		}
 	}
@@ -204,19 +206,21 @@ func TestHumanBytes(t *testing.T) {
 }
 
 func TestParseStartAndBootTime(t *testing.T) {
-	start, err := parseStartTime([]byte(readFixture(t, "captured/redis-stat")))
+	start, err := startVia(t, []byte(readFixture(t, "captured/redis-stat")))
 	if err != nil || start <= 0 {
 		t.Errorf("captured stat: %v %v", start, err)
 	}
 	// A name with spaces and parentheses does not shift the fields.
-	line := "42 (redis (srv) x) S 1 42 42 0 -1 4194560 1 0 0 0 3 4 0 0 20 0 5 0 12345 1000 200 18446744073709551615\n"
-	if got, err := parseStartTime([]byte(line)); err != nil || got != 123.45 {
+	// The line is whole, as every kernel since 2.6.24 writes it: procfs
+	// reads the fields up to cguest_time.
+	line := "42 (redis (srv) x) S 1 42 42 0 -1 4194560 1 0 0 0 3 4 0 0 20 0 5 0 12345 1000 200 18446744073709551615" + strings.Repeat(" 0", 29) + "\n"
+	if got, err := startVia(t, []byte(line)); err != nil || got != 123.45 {
 		t.Errorf("parseStartTime = %v, %v; want 123.45", got, err)
 	}
-	if _, err := parseStartTime([]byte("42 (x) S 1")); err == nil {
+	if _, err := startVia(t, []byte("42 (x) S 1")); err == nil {
 		t.Error("short stat: no error")
 	}
-	if bt, err := parseBootTime([]byte(readFixture(t, "captured/stat"))); err != nil || bt < 1e9 {
+	if bt, err := bootVia(t, []byte(readFixture(t, "captured/stat"))); err != nil || bt < 1e9 {
 		t.Errorf("btime %d %v", bt, err)
 	}
 }
@@ -236,7 +240,7 @@ func TestReadProcessChecksStartTime(t *testing.T) {
 	write("stat", "cpu  1 2 3\nbtime 1700000000\n")
 	write("9/status", "Name:\tredis-server\nVmRSS:\t100 kB\nVmSwap:\t0 kB\n")
 	// Started 1000 s after boot.
-	write("9/stat", "9 (redis-server) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100000 1000 200\n")
+	write("9/stat", "9 (redis-server) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100000 1000 200"+strings.Repeat(" 0", 29)+"\n")
 	paths := Paths{ProcFS: dir}
 	if _, err := ReadProcess(paths, Identity{PID: 9, Started: 1700001000 + 2}); err != nil {
 		t.Errorf("same start: %v", err)

@@ -1,50 +1,6 @@
 package collector
 
-import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
-
-// parseMeminfo parses /proc/meminfo into bytes ("MemTotal: 16384 kB").
-func parseMeminfo(b []byte) (map[string]uint64, error) {
-	out := map[string]uint64{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			return nil, fmt.Errorf("meminfo: %s has no value", name)
-		}
-		v, err := strconv.ParseUint(f[0], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("meminfo: %s: %w", name, err)
-		}
-		if len(f) > 1 && f[1] == "kB" {
-			v *= 1024
-		}
-		out[strings.TrimSpace(name)] = v
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("meminfo: %w", err)
-	}
-	return out, nil
-}
-
-func readMeminfo(paths Paths) (map[string]uint64, error) {
-	b, err := readFile(paths.proc("meminfo"))
-	if err != nil {
-		return nil, err
-	}
-	return parseMeminfo(b)
-}
+import "github.com/prometheus/client_golang/prometheus"
 
 type meminfoCollector struct {
 	paths                                   Paths
@@ -69,16 +25,16 @@ func (c *meminfoCollector) describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *meminfoCollector) update(ch chan<- prometheus.Metric) error {
-	mi, err := readMeminfo(c.paths)
+	mi, err := c.paths.Host().Meminfo()
 	if err != nil {
-		return err
+		return hostErr(err)
 	}
 	for _, g := range []struct {
-		d   *prometheus.Desc
-		key string
-	}{{c.memTotal, "MemTotal"}, {c.memAvail, "MemAvailable"}, {c.swapTotal, "SwapTotal"}, {c.swapFree, "SwapFree"}} {
-		if v, ok := mi[g.key]; ok {
-			constMetric(ch, g.d, prometheus.GaugeValue, float64(v))
+		d *prometheus.Desc
+		v *uint64
+	}{{c.memTotal, mi.MemTotalBytes}, {c.memAvail, mi.MemAvailableBytes}, {c.swapTotal, mi.SwapTotalBytes}, {c.swapFree, mi.SwapFreeBytes}} {
+		if g.v != nil {
+			constMetric(ch, g.d, prometheus.GaugeValue, float64(*g.v))
 		}
 	}
 	return nil

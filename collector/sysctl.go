@@ -1,5 +1,10 @@
 package collector
 
+import (
+	"errors"
+	"fmt"
+)
+
 // SysctlNames are the kernel settings that decide how Redis behaves under
 // memory pressure, at fork and under connection bursts.
 func SysctlNames() []string {
@@ -11,4 +16,25 @@ func SysctlNames() []string {
 		"vm.dirty_ratio",
 		"vm.dirty_background_ratio",
 	}
+}
+
+// readSysctls reads what it can of SysctlNames; a missing one is left out.
+func readSysctls(paths Paths) (map[string]int64, error) {
+	out := map[string]int64{}
+	var errs []error
+	r := paths.Host()
+	for _, name := range SysctlNames() {
+		v, err := r.SysctlInt(name)
+		if err != nil {
+			if err = hostErr(err); !errors.Is(err, ErrNoData) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		out[name] = v
+	}
+	if len(out) == 0 && len(errs) == 0 {
+		return out, fmt.Errorf("sysctl: none readable under %s: %w", paths.proc("sys"), ErrNoData)
+	}
+	return out, errors.Join(errs...)
 }

@@ -1,47 +1,6 @@
 package collector
 
-import (
-	"errors"
-	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
-
-// readSysctl reads one integer sysctl, e.g. vm.swappiness from
-// <procfs>/sys/vm/swappiness.
-func readSysctl(paths Paths, name string) (int64, error) {
-	s, err := readTrimmed(paths.proc(append([]string{"sys"}, strings.Split(name, ".")...)...))
-	if err != nil {
-		return 0, err
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("sysctl %s: %q is not a number", name, s)
-	}
-	return v, nil
-}
-
-// readSysctls reads what it can; a missing one is left out.
-func readSysctls(paths Paths) (map[string]int64, error) {
-	out := map[string]int64{}
-	var errs []error
-	for _, name := range SysctlNames() {
-		v, err := readSysctl(paths, name)
-		if err != nil {
-			if !errors.Is(err, ErrNoData) {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		out[name] = v
-	}
-	if len(out) == 0 && len(errs) == 0 {
-		return out, fmt.Errorf("sysctl: none readable under %s: %w", paths.proc("sys"), ErrNoData)
-	}
-	return out, errors.Join(errs...)
-}
+import "github.com/prometheus/client_golang/prometheus"
 
 type sysctlCollector struct {
 	paths Paths

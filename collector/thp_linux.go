@@ -2,47 +2,9 @@ package collector
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// parseTHPMode parses a /sys/kernel/mm/transparent_hugepage file such as
-// "always [madvise] never". Exactly one mode must be bracketed.
-func parseTHPMode(s string) (THPMode, error) {
-	var m THPMode
-	for _, w := range strings.Fields(s) {
-		if strings.HasPrefix(w, "[") && strings.HasSuffix(w, "]") && len(w) > 2 {
-			if m.Active != "" {
-				return THPMode{}, fmt.Errorf("two active modes in %q", s)
-			}
-			w = w[1 : len(w)-1]
-			m.Active = w
-		}
-		if strings.ContainsAny(w, "[]") {
-			return THPMode{}, fmt.Errorf("malformed mode %q", w)
-		}
-		m.Modes = append(m.Modes, w)
-	}
-	if m.Active == "" {
-		return THPMode{}, fmt.Errorf("no active mode in %q", s)
-	}
-	return m, nil
-}
-
-// readTHP reads one THP file ("enabled" or "defrag").
-func readTHP(paths Paths, file string) (THPMode, error) {
-	s, err := readTrimmed(paths.sys("kernel", "mm", "transparent_hugepage", file))
-	if err != nil {
-		return THPMode{}, err
-	}
-	m, err := parseTHPMode(s)
-	if err != nil {
-		return THPMode{}, fmt.Errorf("transparent_hugepage/%s: %w", file, err)
-	}
-	return m, nil
-}
 
 type thpCollector struct {
 	paths           Paths
@@ -72,9 +34,9 @@ func (c *thpCollector) update(ch chan<- prometheus.Metric) error {
 		file string
 		desc *prometheus.Desc
 	}{{"enabled", c.enabled}, {"defrag", c.defrag}} {
-		m, err := readTHP(c.paths, f.file)
+		m, err := c.paths.Host().THP(f.file)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, hostErr(err))
 			continue
 		}
 		for _, mode := range m.Modes {

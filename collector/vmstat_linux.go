@@ -1,40 +1,11 @@
 package collector
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// parseKeyValues parses the "name value" lines of /proc/vmstat. procfs has
-// no parser for this file.
-func parseVMStat(b []byte) (map[string]uint64, error) {
-	out := map[string]uint64{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) != 2 {
-			return nil, fmt.Errorf("vmstat: malformed line %q", sc.Text())
-		}
-		v, err := strconv.ParseUint(f[1], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("vmstat: %s: %w", f[0], err)
-		}
-		out[f[0]] = v
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("vmstat: %w", err)
-	}
-	return out, nil
-}
 
 type vmstatCollector struct {
 	paths                     Paths
@@ -64,13 +35,9 @@ func (c *vmstatCollector) describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *vmstatCollector) update(ch chan<- prometheus.Metric) error {
-	b, err := readFile(c.paths.proc("vmstat"))
+	vm, err := c.paths.Host().VMStat()
 	if err != nil {
-		return err
-	}
-	vm, err := parseVMStat(b)
-	if err != nil {
-		return err
+		return hostErr(err)
 	}
 	counter := func(d *prometheus.Desc, key string, labels ...string) {
 		if v, ok := vm[key]; ok {

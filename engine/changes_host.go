@@ -3,8 +3,6 @@ package engine
 import (
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,14 +21,12 @@ type hostState struct {
 	sysctls               map[string]int64
 }
 
-// readHost reads the kernel release, the THP modes and the tuning sysctls.
-// What cannot be read stays unknown.
+// readHost reads the kernel release, the THP modes and the tuning sysctls
+// through the host reader the collectors use. What cannot be read stays
+// unknown.
 func readHost(paths collector.Paths) hostState {
 	facts, _ := collector.ReadHostFacts(paths) // partial facts are fine here
-	var kernel string
-	if b, err := os.ReadFile(filepath.Join(paths.ProcFS, "sys", "kernel", "osrelease")); err == nil {
-		kernel = strings.TrimSpace(string(b))
-	}
+	kernel, _ := paths.Host().KernelRelease()  // unreadable: unknown
 	return hostState{kernel: kernel, thpEnabled: facts.THPEnabled, thpDefrag: facts.THPDefrag, sysctls: facts.Sysctls}
 }
 

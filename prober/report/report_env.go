@@ -1,13 +1,9 @@
 package report
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis/go-redis/v9"
@@ -103,40 +99,13 @@ func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths collector.P
 
 func readHostEnv(p collector.Paths) HostEnv {
 	h := HostEnv{CPUs: runtime.NumCPU()}
-	h.Kernel = readTrim(filepath.Join(p.ProcFS, "sys/kernel/osrelease"))
+	r := p.Host()
+	h.Kernel, _ = r.KernelRelease()
 	// The THP modes as the collectors read them (what is unreadable stays
 	// empty, which the report shows as unknown).
 	hf, _ := collector.ReadHostFacts(p)
 	h.THPEnabled, h.THPDefrag = hf.THPEnabled, hf.THPDefrag
-	h.CPUModel = cpuModel(filepath.Join(p.ProcFS, "cpuinfo"))
-	h.Sysctls = readEnvSysctls(p.ProcFS)
+	h.CPUModel = r.CPUModel()
+	h.Sysctls = readEnvSysctls(r)
 	return h
-}
-
-func readTrim(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
-
-func cpuModel(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok {
-			continue
-		}
-		switch strings.TrimSpace(k) {
-		case "model name", "Model", "cpu model", "uarch":
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }

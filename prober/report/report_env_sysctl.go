@@ -1,9 +1,6 @@
 package report
 
-import (
-	"path/filepath"
-	"strings"
-)
+import "github.com/redis-prober/redis-prober/internal/host"
 
 // envSysctls are the kernel settings a report records, the ones the
 // collectors export as redis_prober_host_sysctl plus the scheduler and
@@ -14,12 +11,13 @@ var envSysctls = []string{
 	"kernel.numa_balancing", "kernel.sched_autogroup_enabled",
 }
 
-// readEnvSysctls reads what it can under procfs; nil when nothing is there.
-func readEnvSysctls(procfs string) map[string]string {
+// readEnvSysctls reads what it can through the host reader; nil when
+// nothing is there.
+func readEnvSysctls(r host.Reader) map[string]string {
 	var out map[string]string
 	for _, name := range envSysctls {
-		v := readTrim(filepath.Join(append([]string{procfs, "sys"}, strings.Split(name, ".")...)...))
-		if v == "" {
+		v, err := r.Sysctl(name)
+		if err != nil || v == "" {
 			continue
 		}
 		if out == nil {

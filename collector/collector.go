@@ -110,10 +110,6 @@ func (p Paths) proc(elem ...string) string {
 	return filepath.Join(append([]string{p.ProcFS}, elem...)...)
 }
 
-func (p Paths) sys(elem ...string) string {
-	return filepath.Join(append([]string{p.SysFS}, elem...)...)
-}
-
 // source is one collector's core: it describes its series once and emits
 // them; the caller times it and reports success.
 type source interface {

@@ -97,17 +97,9 @@ func unwrapPathErr(err error) error {
 // of /proc report size 0, so the bound is on what is read, not on the
 // size). A longer file is an error, not a truncated parse.
 func readFile(path string) ([]byte, error) {
-	if err := supported(); err != nil {
+	b, err := readHead(path, maxFile+1)
+	if err != nil {
 		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, classify(path, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, classify(path, err)
 	}
 	if len(b) > maxFile {
 		return nil, fmt.Errorf("read %s: more than %d bytes", path, maxFile)

@@ -226,7 +226,9 @@ func (t *Target) refreshCommandlog(ctx context.Context, info Info, infoErr error
 	if st.seen = commandlogSupported(info); !st.seen {
 		return nil, false, nil
 	}
-	runID := info["run_id"]
+	// Kept across refreshes (the tracker, a refusal): a substring would
+	// keep the whole INFO reply alive.
+	runID := strings.Clone(info["run_id"])
 	if st.refused != nil && runID == st.refusedRunID && now.Before(st.retryAt) {
 		return nil, true, st.refused
 	}

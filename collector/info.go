@@ -201,6 +201,11 @@ func (f *forkTracker) next(info Info) int {
 	total, hasTotal := info.Int("total_forks")
 	runID := info["run_id"]
 	prev := *f
+	if runID != prev.runID {
+		// Kept across refreshes: a substring would keep the whole INFO
+		// reply alive.
+		runID = strings.Clone(runID)
+	}
 	f.have, f.runID, f.total, f.latest = true, runID, total, latest
 	if !prev.have || runID != prev.runID {
 		return 0

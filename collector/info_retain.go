@@ -17,9 +17,9 @@ var retainedInfo = []string{
 }
 
 // retain returns the fields of keys only, as copies: a parsed INFO keeps
-// the whole reply alive through its substrings, and at a thousand targets
-// the parsed maps and their replies were 14 MB of the live heap for some
-// twenty values a target.
+// the whole reply alive through its substrings (5 KiB a node), and its map
+// was 7.5 MB of the live heap at a thousand targets, for some twenty values
+// a target.
 func (i Info) retain(keys []string) Info {
 	if i == nil {
 		return nil

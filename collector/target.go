@@ -242,6 +242,10 @@ func (t *Target) Refresh(ctx context.Context) {
 	}
 
 	s.Info = s.Info.retain(retainedInfo)
+	for i := range s.Checks {
+		// A value quoted from INFO would keep the whole reply alive.
+		s.Checks[i].Value = strings.Clone(s.Checks[i].Value)
+	}
 	t.mu.Lock()
 	t.snap = s
 	t.mu.Unlock()

@@ -107,7 +107,7 @@ type worker struct {
 	conn   atomic.Pointer[wireConn] // pc's socket, for a stop to interrupt
 	timer  *time.Timer              // reused for every wait, so waiting allocates nothing
 	reqs   [][]byte                 // each command, encoded once for all workers
-	logged bool                     // the clock fallback was logged
+	logged bool                     // the missing kernel stamps were logged
 }
 
 // run is one probe connection: an ordinary netpoller socket whose every

@@ -56,7 +56,7 @@ func TestDocsNameEveryTargetMetric(t *testing.T) {
 		name, found := m[1], strings.Contains(doc, "`"+m[1]+"`") || strings.Contains(doc, "`"+m[1]+"{")
 		for i := strings.Index(name, "_"); !found && i >= 0; i = strings.Index(name[i+1:], "_") + i + 1 {
 			found = strings.Contains(doc, "`_"+name[i+1:]+"`") && strings.Contains(doc, "`"+name[:i+1])
-			if strings.Index(name[i+1:], "_") < 0 {
+			if !strings.Contains(name[i+1:], "_") {
 				break
 			}
 		}

@@ -85,9 +85,9 @@ func TestFileSDTargetsFollowTheFile(t *testing.T) {
 
 	// Malformed: the list stays, the gauge drops, one log line names the file.
 	writeAtomic(t, sd, `[{"targets": ["`+a.Addr()+`"`)
-	m = p.waitMetric(t, "gauge 0", func(m string) bool { v, _ := value(m, "redis_prober_config_last_reload_successful"); return v == 0 })
+	p.waitMetric(t, "gauge 0", func(m string) bool { v, _ := value(m, "redis_prober_config_last_reload_successful"); return v == 0 })
 	time.Sleep(time.Second) // five more polls of the broken file
-	m = p.waitMetric(t, "both still probed", func(m string) bool { return len(upTargets(m)) == 2 })
+	p.waitMetric(t, "both still probed", func(m string) bool { return len(upTargets(m)) == 2 })
 	var failed []string
 	for _, line := range strings.Split(p.stderr.String(), "\n") {
 		if strings.Contains(line, "target source failed") {
@@ -147,7 +147,7 @@ func TestHTTPSDTargetsFollowTheURL(t *testing.T) {
 
 	set("", 503)
 	p.waitMetric(t, "gauge 0", func(m string) bool { v, _ := value(m, "redis_prober_config_last_reload_successful"); return v == 0 })
-	m := p.waitMetric(t, "both still up", func(m string) bool { return len(upTargets(m)) == 2 })
+	p.waitMetric(t, "both still up", func(m string) bool { return len(upTargets(m)) == 2 })
 	if strings.Contains(p.stderr.String(), "hidden") {
 		t.Errorf("the log shows the URL's query")
 	}
@@ -156,7 +156,7 @@ func TestHTTPSDTargetsFollowTheURL(t *testing.T) {
 	}
 
 	set(sdJSON(`"env": "test"`, b.Addr()), 200)
-	m = p.waitMetric(t, "a gone", func(m string) bool { return slices.Equal(upTargets(m), []string{b.Addr()}) })
+	m := p.waitMetric(t, "a gone", func(m string) bool { return slices.Equal(upTargets(m), []string{b.Addr()}) })
 	if v, _ := value(m, "redis_prober_config_last_reload_successful"); v != 1 {
 		t.Errorf("gauge %v, want 1", v)
 	}

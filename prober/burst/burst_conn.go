@@ -41,7 +41,7 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 		raw.Close()
 		return nil, err
 	}
-	var c net.Conn = raw
+	c := raw
 	if ep.TLS != nil {
 		c = ep.TLSClient(raw)
 	}

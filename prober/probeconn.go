@@ -18,16 +18,14 @@ import (
 type probeConn struct {
 	wire *wireConn
 	r    *resp.Reader
-	w    []byte // the handshake's requests
 }
 
 // probeReadBuffer is the reply buffer of one probe connection: probe
 // replies are small, and a longer one streams through it.
 const probeReadBuffer = 1024
 
-// openProbeConn dials the endpoint and readies the connection as every
-// Redis client does: AUTH when there is a password, SELECT when the
-// database is not 0, READONLY for a Cluster replica. Stamped asks the
+// openProbeConn dials the endpoint and readies the connection
+// (Handshake). Stamped asks the
 // kernel to timestamp the socket's traffic; stampErr says why it could
 // not (the connection works all the same). The handshake must be done by
 // deadline. An error the server replied with comes back as resp.ErrorReply
@@ -41,40 +39,46 @@ func (e Endpoint) openProbeConn(ctx context.Context, timeout time.Duration, dead
 	// A stop during the handshake wakes it, as it wakes a request.
 	stop := context.AfterFunc(ctx, c.Interrupt)
 	defer stop()
-	if err := pc.handshake(e, deadline); err != nil {
+	// The probe reports the server's own words (WRONGPASS ...), unwrapped.
+	if _, err := e.Handshake(func(req []byte) error { return pc.exchange(req, deadline) }); err != nil {
 		_ = c.Close()
 		return nil, stampErr, err
 	}
 	return pc, stampErr, nil
 }
 
-func (pc *probeConn) handshake(e Endpoint, deadline time.Time) error {
+// Handshake readies a new connection as every Redis client does: AUTH when
+// there is a password, SELECT when the database is not 0, READONLY for a
+// Cluster replica (it then serves reads of its primary's slots). roundTrip
+// sends one encoded request and reads its reply. A failure says which step
+// it was; neither the error nor any buffer left behind holds the password.
+// The probe and the burst connections both open this way.
+func (e Endpoint) Handshake(roundTrip func(req []byte) error) (step string, err error) {
+	var req []byte
+	defer func() { clear(req) }()
 	if e.Password != "" {
 		if e.Username != "" {
-			pc.w = resp.AppendCommand(pc.w[:0], "AUTH", e.Username, e.Password)
+			req = resp.AppendCommand(req[:0], "AUTH", e.Username, e.Password)
 		} else {
-			pc.w = resp.AppendCommand(pc.w[:0], "AUTH", e.Password)
+			req = resp.AppendCommand(req[:0], "AUTH", e.Password)
 		}
-		if err := pc.exchange(pc.w, deadline); err != nil {
-			return err
+		if err := roundTrip(req); err != nil {
+			return "AUTH", err
 		}
 	}
 	if e.DB != 0 {
-		pc.w = resp.AppendCommand(pc.w[:0], "SELECT", strconv.Itoa(e.DB))
-		if err := pc.exchange(pc.w, deadline); err != nil {
-			return err
+		req = resp.AppendCommand(req[:0], "SELECT", strconv.Itoa(e.DB))
+		if err := roundTrip(req); err != nil {
+			return "SELECT", err
 		}
 	}
 	if e.ReadOnly {
-		pc.w = resp.AppendCommand(pc.w[:0], "READONLY")
-		if err := pc.exchange(pc.w, deadline); err != nil {
-			return err
+		req = resp.AppendCommand(req[:0], "READONLY")
+		if err := roundTrip(req); err != nil {
+			return "READONLY", err
 		}
 	}
-	// The password stays in no buffer of ours.
-	clear(pc.w)
-	pc.w = nil
-	return nil
+	return "", nil
 }
 
 // exchange sends one encoded request and reads its reply, all by deadline.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/resp"
@@ -50,35 +49,12 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 	c = prober.GuardConn(c, lim)
 	bc := &burstConn{c: c, r: resp.NewReader(c, 64<<10), timeout: timeout}
 	// Never format the password into an error: only the reply is shown.
-	if ep.Password != "" {
-		if ep.Username != "" {
-			bc.w = resp.AppendCommand(bc.w, "AUTH", ep.Username, ep.Password)
-		} else {
-			bc.w = resp.AppendCommand(bc.w, "AUTH", ep.Password)
-		}
-		if err := bc.roundTrip(); err != nil {
-			bc.Close()
-			return nil, fmt.Errorf("AUTH: %w", err)
-		}
-	}
-	if ep.DB != 0 {
-		bc.w = resp.AppendCommand(bc.w, "SELECT", strconv.Itoa(ep.DB))
-		if err := bc.roundTrip(); err != nil {
-			bc.Close()
-			return nil, fmt.Errorf("SELECT: %w", err)
-		}
-	}
-	if ep.ReadOnly {
-		// A Cluster replica then serves reads of its primary's slots.
-		bc.w = resp.AppendCommand(bc.w, "READONLY")
-		if err := bc.roundTrip(); err != nil {
-			bc.Close()
-			return nil, fmt.Errorf("READONLY: %w", err)
-		}
+	if step, err := ep.Handshake(bc.roundTrip); err != nil {
+		bc.Close()
+		return nil, fmt.Errorf("%s: %w", step, err)
 	}
 	// Named, so CLIENT LIST tells burst connections from the application's.
-	bc.w = resp.AppendCommand(bc.w, "CLIENT", "SETNAME", "redis-prober-burst")
-	if err := bc.roundTrip(); err != nil {
+	if err := bc.roundTrip(setName); err != nil {
 		var er resp.ErrorReply
 		if !errors.As(err, &er) {
 			bc.Close()
@@ -88,11 +64,15 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 	return bc, nil
 }
 
+// setName is CLIENT SETNAME redis-prober-burst, encoded.
+var setName = resp.AppendCommand(nil, "CLIENT", "SETNAME", "redis-prober-burst")
+
 func (bc *burstConn) Close() error { return bc.c.Close() }
 
-// roundTrip sends what is buffered and reads one reply.
-func (bc *burstConn) roundTrip() error {
-	if err := bc.flush(); err != nil {
+// roundTrip sends req (not the buffer) and reads its reply: the
+// connection's set-up, one request at a time.
+func (bc *burstConn) roundTrip(req []byte) error {
+	if err := bc.send(req); err != nil {
 		return err
 	}
 	_, _, err := bc.r.Reply()
@@ -102,9 +82,14 @@ func (bc *burstConn) roundTrip() error {
 // flush writes the buffered requests and arms the read deadline for their
 // replies.
 func (bc *burstConn) flush() error {
-	deadline := time.Now().Add(bc.timeout)
-	_ = bc.c.SetDeadline(deadline)
-	_, err := bc.c.Write(bc.w)
+	err := bc.send(bc.w)
 	bc.w = bc.w[:0]
+	return err
+}
+
+// send writes b and arms the read deadline for its replies.
+func (bc *burstConn) send(b []byte) error {
+	_ = bc.c.SetDeadline(time.Now().Add(bc.timeout))
+	_, err := bc.c.Write(b)
 	return err
 }

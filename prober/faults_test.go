@@ -7,20 +7,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis-prober/redis-prober/internal/resp"
 	"github.com/redis/go-redis/v9"
 )
 
-// replyErr is an error reply from Redis (OOM, WRONGPASS, ...).
-type replyErr string
-
-func (e replyErr) Error() string { return string(e) }
-func (replyErr) RedisError()     {}
+// replyErr is an error reply from Redis (OOM, WRONGPASS, ...), as the
+// probe's codec returns it.
+type replyErr = resp.ErrorReply
 
 var _ redis.Error = replyErr("")
 
 // The probe's FaultLog is faultlog.Probe's spells (tested there) over
-// classify: a nil reply is an answer that ends a spell, and a refused AUTH
-// is a spell Redis did not answer, over at the next answer of any command.
+// classify: a nil reply (a missing key reads as no error) is an answer
+// that ends a spell, and a refused AUTH is a spell Redis did not answer,
+// over at the next answer of any command.
 func TestFaultLogNilReplyEndsASpell(t *testing.T) {
 	var buf bytes.Buffer
 	f := NewFaultLog(slog.New(slog.NewTextHandler(&buf, nil)))
@@ -28,10 +28,10 @@ func TestFaultLogNilReplyEndsASpell(t *testing.T) {
 		cmd string
 		err error
 	}{
-		{"get", redis.Nil}, // a missing key: not a fault
+		{"get", nil}, // a missing key: not a fault
 		{"ping", replyErr("NOAUTH Authentication required.")},
 		{"get", replyErr("NOAUTH Authentication required.")},
-		{"get", redis.Nil},
+		{"get", nil},
 	} {
 		_, answered := classify(o.err)
 		f.Observe(o.cmd, o.err, answered)
@@ -51,13 +51,12 @@ func TestClassifyAuthIsNotUp(t *testing.T) {
 		answered bool
 	}{
 		{nil, ResultOK, true},
-		{redis.Nil, ResultOK, true},
 		{replyErr("OOM command not allowed"), ResultError, true},
 		{replyErr("WRONGPASS invalid username-password pair or user is disabled."), ResultError, false},
 		{replyErr("NOAUTH Authentication required."), ResultError, false},
 		{errors.New("EOF"), ResultError, false},
-		{replyErr("ERR invalid password"), ResultError, false},                                                                                                         // Redis <= 5
-		{replyErr("ERR Client sent AUTH, but no password is set"), ResultError, false},                                                                                 // Redis <= 5
+		{replyErr("ERR invalid password"), ResultError, false},                         // Redis <= 5
+		{replyErr("ERR Client sent AUTH, but no password is set"), ResultError, false}, // Redis <= 5
 		{replyErr("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"), ResultError, false}, // Redis 6+
 		{replyErr("WRONGPASS invalid username-password pair or user is disabled."), ResultError, false},                                                                // Redis 7/8, Valkey
 		{replyErr("DENIED Redis is running in protected mode because protected mode is enabled"), ResultError, false},

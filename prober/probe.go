@@ -185,7 +185,7 @@ func (w *worker) open(ctx context.Context, deadline time.Time) error {
 	pc, stampErr, err := p.ep.openProbeConn(ctx, p.cfg.Timeout, deadline, true)
 	if stampErr != nil && !w.logged && p.faults != nil {
 		w.logged = true
-		p.faults.log.Info("kernel timestamps unavailable; probe latency is read from the prober's own clock",
+		p.faults.Logger().Info("kernel timestamps unavailable; probe latency is read from the prober's own clock",
 			"endpoint", p.ep.String(), "reason", stampErr)
 	}
 	if err != nil {
@@ -271,12 +271,13 @@ func (w *worker) sleepUntil(ctx context.Context, t time.Time) bool {
 	}
 }
 
-// classify maps a go-redis outcome to a result, and tells whether Redis
+// classify maps a request's outcome to a result (an error reply is a
+// resp.ErrorReply, which is a redis.Error), and tells whether Redis
 // answered at all (an error reply such as OOM still proves it is up). A
 // refused AUTH does not: nothing can be probed until the credentials are
 // fixed, so up must say 0.
 func classify(err error) (Result, bool) {
-	if err == nil || errors.Is(err, redis.Nil) {
+	if err == nil {
 		return ResultOK, true
 	}
 	var rerr redis.Error

@@ -11,18 +11,19 @@
 package collector
 
 import (
-	"errors"
 	"path/filepath"
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 // ErrNoData means "not available here": no PSI in this kernel, no cpufreq in
 // this VM, CONFIG refused by an ACL, a Redis process in another PID
 // namespace. It is logged once at debug level and reported as
-// redis_prober_collector_success 0, never as an alarm.
-var ErrNoData = errors.New("no data available here")
+// redis_prober_collector_success 0, never as an alarm. It is the host
+// reader's own value, so what the reader cannot read needs no translation.
+var ErrNoData = host.ErrNoData
 
 // Kind tells where a collector's data comes from.
 type Kind int

@@ -29,7 +29,6 @@ func (c *cpuCollector) describe(ch chan<- *prometheus.Desc) {
 
 func (c *cpuCollector) update(ch chan<- prometheus.Metric) error {
 	govs, gerr := c.paths.Host().CPUGovernors()
-	gerr = hostErr(gerr)
 	names := make([]string, 0, len(govs))
 	for g := range govs {
 		names = append(names, g)
@@ -39,7 +38,6 @@ func (c *cpuCollector) update(ch chan<- prometheus.Metric) error {
 		constMetric(ch, c.governor, prometheus.GaugeValue, float64(govs[g]), g)
 	}
 	n, nerr := c.paths.Host().NUMANodes()
-	nerr = hostErr(nerr)
 	if nerr == nil {
 		constMetric(ch, c.numa, prometheus.GaugeValue, float64(n))
 	}

@@ -23,7 +23,7 @@ func ReadHostFacts(paths Paths) (HostFacts, error) {
 	var hf HostFacts
 	var errs []error
 	keep := func(err error) {
-		if err = hostErr(err); err != nil && !errors.Is(err, ErrNoData) {
+		if err != nil && !errors.Is(err, ErrNoData) {
 			errs = append(errs, err)
 		}
 	}

@@ -27,7 +27,7 @@ func (c *meminfoCollector) describe(ch chan<- *prometheus.Desc) {
 func (c *meminfoCollector) update(ch chan<- prometheus.Metric) error {
 	mi, err := c.paths.Host().Meminfo()
 	if err != nil {
-		return hostErr(err)
+		return err
 	}
 	for _, g := range []struct {
 		d *prometheus.Desc

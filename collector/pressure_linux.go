@@ -18,7 +18,7 @@ func (c *pressureCollector) describe(ch chan<- *prometheus.Desc) { ch <- c.desc 
 func (c *pressureCollector) update(ch chan<- prometheus.Metric) error {
 	p, err := c.paths.Host().MemoryPressure()
 	if err != nil {
-		return hostErr(err)
+		return err
 	}
 	constMetric(ch, c.desc, prometheus.CounterValue, float64(p.SomeMicros)/1e6, "some")
 	if p.HasFull {

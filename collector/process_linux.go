@@ -25,7 +25,7 @@ func ReadProcess(paths Paths, id Identity) (*ProcessStats, error) {
 	proc := paths.Host().Process(pid)
 	st, err := proc.Status()
 	if err != nil {
-		return nil, hostErr(err)
+		return nil, err
 	}
 	if !isRedisProcess(st.Name) {
 		return nil, fmt.Errorf("pid %d is %q, not redis-server (Redis runs in another PID namespace): %w", pid, st.Name, ErrNoData)

@@ -26,7 +26,7 @@ func readSysctls(paths Paths) (map[string]int64, error) {
 	for _, name := range SysctlNames() {
 		v, err := r.SysctlInt(name)
 		if err != nil {
-			if err = hostErr(err); !errors.Is(err, ErrNoData) {
+			if !errors.Is(err, ErrNoData) {
 				errs = append(errs, err)
 			}
 			continue

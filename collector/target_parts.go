@@ -109,7 +109,7 @@ func (checksPart) refresh(ctx context.Context, t *Target, s *Snapshot, r *refres
 		s.Config, err = fetchConfig(ctx, t.client, s.Info)
 	}
 	var hostErr error
-	s.Host, hostErr = t.cfg.HostFacts.Read(t.cfg.Paths, time.Now())
+	s.Host, hostErr = t.cfg.HostFacts.Read(t.cfg.Paths, r.start)
 	f := Facts{Host: s.Host, Info: s.Info, Config: s.Config, Process: s.Process}
 	if t.cfg.Intrinsic != nil {
 		f.Intrinsic, f.HasIntrinsic = t.cfg.Intrinsic()

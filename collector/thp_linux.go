@@ -36,7 +36,7 @@ func (c *thpCollector) update(ch chan<- prometheus.Metric) error {
 	}{{"enabled", c.enabled}, {"defrag", c.defrag}} {
 		m, err := c.paths.Host().THP(f.file)
 		if err != nil {
-			errs = append(errs, hostErr(err))
+			errs = append(errs, err)
 			continue
 		}
 		for _, mode := range m.Modes {

@@ -37,7 +37,7 @@ func (c *vmstatCollector) describe(ch chan<- *prometheus.Desc) {
 func (c *vmstatCollector) update(ch chan<- prometheus.Metric) error {
 	vm, err := c.paths.Host().VMStat()
 	if err != nil {
-		return hostErr(err)
+		return err
 	}
 	counter := func(d *prometheus.Desc, key string, labels ...string) {
 		if v, ok := vm[key]; ok {

@@ -102,9 +102,14 @@ func readHostEnv(p collector.Paths) HostEnv {
 	r := p.Host()
 	h.Kernel, _ = r.KernelRelease()
 	// The THP modes as the collectors read them (what is unreadable stays
-	// empty, which the report shows as unknown).
-	hf, _ := collector.ReadHostFacts(p)
-	h.THPEnabled, h.THPDefrag = hf.THPEnabled, hf.THPDefrag
+	// empty, which the report shows as unknown); only those two files,
+	// not the host facts the checks read.
+	if m, err := r.THP("enabled"); err == nil {
+		h.THPEnabled = m.Active
+	}
+	if m, err := r.THP("defrag"); err == nil {
+		h.THPDefrag = m.Active
+	}
 	h.CPUModel = r.CPUModel()
 	h.Sysctls = readEnvSysctls(r)
 	return h

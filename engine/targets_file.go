@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/redis-prober/redis-prober/config"
@@ -29,15 +30,13 @@ func (s *TargetSource) fileTargets(l Loaded, list func() ([]config.Target, error
 	if err != nil {
 		return nil, err
 	}
-	base, connect, objective, err := applyProbe(defaults, s.ConnectInterval, f.Global.Probe)
+	base, connect, err := applyProbe(defaults, s.ConnectInterval, f.Global.Probe)
 	if err != nil {
 		return nil, usage.Errorf("--config.file: global.probe: %v", err)
 	}
+	objective := s.Objective
 	if f.Global.Objective != nil {
 		objective = time.Duration(*f.Global.Objective)
-	}
-	if objective == 0 {
-		objective = s.Objective
 	}
 	var out []Target
 	for i, ft := range fts {
@@ -67,7 +66,7 @@ func (s *TargetSource) target(name string, ep prober.Endpoint, p prober.ProbeCon
 }
 
 func (s *TargetSource) fileTarget(ft config.Target, base prober.ProbeConfig, connect, objective time.Duration, globalPassword string, log *slog.Logger) (Target, error) {
-	p, connect, _, err := applyProbe(base, connect, ft.Probe)
+	p, connect, err := applyProbe(base, connect, ft.Probe)
 	if err != nil {
 		return Target{}, err
 	}
@@ -154,7 +153,7 @@ func (s *TargetSource) fileTarget(ft config.Target, base prober.ProbeConfig, con
 }
 
 // applyProbe lays the set fields of a config probe block over base.
-func applyProbe(base prober.ProbeConfig, connect time.Duration, c config.Probe) (prober.ProbeConfig, time.Duration, time.Duration, error) {
+func applyProbe(base prober.ProbeConfig, connect time.Duration, c config.Probe) (prober.ProbeConfig, time.Duration, error) {
 	p := base
 	if c.Rate != nil {
 		p.Rate = *c.Rate
@@ -176,25 +175,18 @@ func applyProbe(base prober.ProbeConfig, connect time.Duration, c config.Probe) 
 	}
 	if c.KeyPrefix != nil {
 		if err := prober.ValidatePrefix(*c.KeyPrefix); err != nil {
-			return p, 0, 0, fmt.Errorf("key_prefix: %v", err)
+			return p, 0, fmt.Errorf("key_prefix: %v", err)
 		}
 		p.Namespace.Prefix = *c.KeyPrefix
 	}
 	if len(c.Commands) > 0 {
-		list := ""
-		for i, n := range c.Commands {
-			if i > 0 {
-				list += ","
-			}
-			list += n
-		}
-		cmds, err := prober.ParseCommands(list)
+		cmds, err := prober.ParseCommands(strings.Join(c.Commands, ","))
 		if err != nil {
-			return p, 0, 0, fmt.Errorf("commands: %v", err)
+			return p, 0, fmt.Errorf("commands: %v", err)
 		}
 		p.Commands = cmds
 	}
-	return p, connect, 0, nil
+	return p, connect, nil
 }
 
 // filesFingerprint hashes the content of files, so a rotated certificate

@@ -12,7 +12,7 @@ need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
-command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v promtool >/dev/null 2>&1 || [[ " ${need[*]} " == *" prometheus "* ]] || need+=(prometheus)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 # The status page's browser test loads it in headless Chromium, with a font

@@ -2,8 +2,10 @@ package promtest
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,9 +46,6 @@ func TestStartQueryRules(t *testing.T) {
 	if got, err := s.Query(ctx, "vector(0) / 0"); err != nil || len(got) != 1 || !math.IsNaN(got[0].Value) {
 		t.Fatalf("NaN query: %v, %v", got, err)
 	}
-	if pt := Promtool(t); pt == "" {
-		t.Fatal("no promtool")
-	}
 	if _, err := s.Query(ctx, "sum(("); err == nil || !strings.Contains(err.Error(), "bad_data") {
 		t.Fatalf("a bad expression must fail with Prometheus's error, got %v", err)
 	}
@@ -72,5 +71,22 @@ func TestStartQueryRules(t *testing.T) {
 			t.Fatal("recorded series never appeared")
 		case <-time.After(200 * time.Millisecond):
 		}
+	}
+}
+
+// Promtool finds the promtool of the Prometheus under test: the rule tests
+// and the scrape lint must run the same generation as the server.
+func TestPromtoolMatchesPrometheus(t *testing.T) {
+	pt := Promtool(t)
+	out, err := exec.Command(pt, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s --version: %v: %s", pt, err, out)
+	}
+	var major int
+	if _, err := fmt.Sscanf(string(out), "promtool, version %d.", &major); err != nil {
+		t.Fatalf("%s --version: %q: %v", pt, out, err)
+	}
+	if want := Major(t); major != want {
+		t.Errorf("promtool %s is version %d, the Prometheus under test %d", pt, major, want)
 	}
 }

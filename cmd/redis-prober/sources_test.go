@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,6 +175,7 @@ func TestHTTPSDAuthenticatesFromFiles(t *testing.T) {
 	tok, pw := filepath.Join(dir, "token"), filepath.Join(dir, "password")
 	writeAtomic(t, tok, good+"\n")
 	writeAtomic(t, pw, pass+"\n")
+	var refused atomic.Int64 // fetches answered 401
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, p, basic := r.BasicAuth()
 		w.Header().Set("Content-Type", "application/json")
@@ -183,6 +185,7 @@ func TestHTTPSDAuthenticatesFromFiles(t *testing.T) {
 		case r.URL.Path == "/basic" && basic && u == "prober" && p == pass:
 			_, _ = w.Write([]byte(sdJSON(`"auth": "basic"`, b.Addr())))
 		default:
+			refused.Add(1)
 			w.WriteHeader(http.StatusUnauthorized)
 		}
 	}))
@@ -208,7 +211,14 @@ func TestHTTPSDAuthenticatesFromFiles(t *testing.T) {
 
 	writeAtomic(t, tok, wrong+"\n")
 	p.waitMetric(t, "gauge 0", func(m string) bool { v, _ := value(m, "redis_prober_config_last_reload_successful"); return v == 0 })
-	time.Sleep(time.Second) // five more refused fetches
+	// Five more refused fetches, so "one log line" is said of a fault
+	// that went on.
+	for since, deadline := refused.Load(), time.Now().Add(20*time.Second); refused.Load() < since+5; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d refused fetches in 20 s after the first, want 5", refused.Load()-since)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	m := p.waitMetric(t, "both still up", func(m string) bool { return slices.Equal(upTargets(m), both) })
 	var failed []string
 	for line := range strings.SplitSeq(p.stderr.String(), "\n") {

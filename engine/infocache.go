@@ -25,6 +25,9 @@ type infoCache struct {
 	at   time.Time
 	text string
 	ok   bool
+	// release lets a stale text go; one timer a cache, moved on by every
+	// store, not one a read.
+	release *time.Timer
 }
 
 var _ redis.Hook = (*infoCache)(nil)
@@ -55,18 +58,26 @@ func (c *infoCache) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if s, ok := textOf(cmd); ok {
 			c.mu.Lock()
 			c.text, c.at, c.ok = s, now, true
-			c.mu.Unlock()
 			// A stale text serves nobody: let it go once its ttl is
 			// over rather than keep a few KiB a node until the next INFO.
-			time.AfterFunc(c.ttl, func() {
-				c.mu.Lock()
-				defer c.mu.Unlock()
-				if c.ok && c.at.Equal(now) {
-					c.text, c.ok = "", false
-				}
-			})
+			if c.release == nil {
+				c.release = time.AfterFunc(c.ttl, c.drop)
+			} else {
+				c.release.Reset(c.ttl)
+			}
+			c.mu.Unlock()
 		}
 		return nil
+	}
+}
+
+// drop lets the text go if it is past its ttl (a store since the timer
+// was set moved it on).
+func (c *infoCache) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ok && c.now().Sub(c.at) >= c.ttl {
+		c.text, c.ok = "", false
 	}
 }
 

@@ -78,18 +78,24 @@ func Latency() (dashboard.Dashboard, error) {
 			WithTarget(query("A", distribution("rate", "redis_prober_latency_seconds", probe), "{{le}}").
 				Format(prometheus.PromQueryFormatHeatmap))).
 		WithPanel(graph(10, "Latency budget burn",
-			"The objective is 'p99 <= objective', a budget of 1% slow probes. Each line is the quantile matching an alert's burn rate divided by the objective: above 1 means that burn rate is reached (14.4x over 1h and 6x over 6h page, 1x over 3d opens a ticket).",
+			"The objective is 'p99 <= objective', a budget of 1% slow probes. Each line is a burn rate: above 1 means the alert's pace is reached (14.4x over 1h and 6x over 6h page, 1x over 3d opens a ticket). The 'share' lines are what the alerts read: the share of probes slower than the objective (alerts/burnrate.yml, one rule group per objective). The 'quantile' lines are the fallback's (alerts/fallback/burnrate-quantile.yml), for an objective without a group.",
 			"none", 9, 12, thresholds(green, step{1, red})).
 			Decimals(2).
-			WithTarget(query("A", `target_command:redis_prober_latency_seconds:p856_rate1h{target=~"$target", command=~"$command"}`+
+			WithTarget(query("A", `target_command:redis_prober_latency_seconds:slow_ratio_rate1h{target=~"$target", command=~"$command"} / 0.144`,
+				"share 14.4x over 1h {{target}} {{node}} {{command}}")).
+			WithTarget(query("B", `target_command:redis_prober_latency_seconds:slow_ratio_rate6h{target=~"$target", command=~"$command"} / 0.06`,
+				"share 6x over 6h {{target}} {{node}} {{command}}")).
+			WithTarget(query("C", `target_command:redis_prober_latency_seconds:slow_ratio_rate3d{target=~"$target", command=~"$command"} / 0.01`,
+				"share 1x over 3d {{target}} {{node}} {{command}}")).
+			WithTarget(query("D", `target_command:redis_prober_latency_seconds:p856_rate1h{target=~"$target", command=~"$command"}`+
 				"\n/ on (job, instance, target) group_left ()\nmax by (job, instance, target) (redis_prober_objective_seconds)",
-				"14.4x over 1h {{target}} {{node}} {{command}}")).
-			WithTarget(query("B", `target_command:redis_prober_latency_seconds:p94_rate6h{target=~"$target", command=~"$command"}`+
+				"quantile 14.4x over 1h {{target}} {{node}} {{command}}")).
+			WithTarget(query("E", `target_command:redis_prober_latency_seconds:p94_rate6h{target=~"$target", command=~"$command"}`+
 				"\n/ on (job, instance, target) group_left ()\nmax by (job, instance, target) (redis_prober_objective_seconds)",
-				"6x over 6h {{target}} {{node}} {{command}}")).
-			WithTarget(query("C", `target_command:redis_prober_latency_seconds:p99_rate3d{target=~"$target", command=~"$command"}`+
+				"quantile 6x over 6h {{target}} {{node}} {{command}}")).
+			WithTarget(query("F", `target_command:redis_prober_latency_seconds:p99_rate3d{target=~"$target", command=~"$command"}`+
 				"\n/ on (job, instance, target) group_left ()\nmax by (job, instance, target) (redis_prober_objective_seconds)",
-				"1x over 3d {{target}} {{node}} {{command}}"))).
+				"quantile 1x over 3d {{target}} {{node}} {{command}}"))).
 		WithPanel(graph(11, "Probe rate by result",
 			"Probe requests per second by result: ok, error (a Redis error reply or a broken connection), timeout (--probe.timeout).",
 			"reqps", 8, 12, thresholds(green)).

@@ -146,10 +146,33 @@ func metricsOf(expr string, recorded map[string]string) []string {
 
 var promqlBlock = regexp.MustCompile("(?s)```promql\n(.*?)```")
 
+var (
+	ruleName   = regexp.MustCompile(`\b[a-z_]+:[a-z0-9_]+:[a-z0-9_]+\b`)
+	recordLine = regexp.MustCompile(`(?m)^\s+- record: (\S+)\s*$`)
+)
+
 // docChecks are the queries of the docs, which users paste as they are: each
-// must at least evaluate.
+// must at least evaluate, and every recording rule it names must be one the
+// rule files record (a query of a rule that went evaluates to nothing and
+// would pass).
 func docChecks(t *testing.T, root string) []check {
 	t.Helper()
+	records := map[string]bool{}
+	for _, glob := range []string{"alerts/*.yml", "alerts/fallback/*.yml"} {
+		files, err := filepath.Glob(filepath.Join(root, glob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range recordLine.FindAllStringSubmatch(string(b), -1) {
+				records[m[1]] = true
+			}
+		}
+	}
 	var out []check
 	for _, doc := range []string{"dashboards-and-alerts.md", "runbooks.md"} {
 		b, err := os.ReadFile(filepath.Join(root, "docs", doc))
@@ -157,7 +180,13 @@ func docChecks(t *testing.T, root string) []check {
 			t.Fatal(err)
 		}
 		for i, m := range promqlBlock.FindAllStringSubmatch(string(b), -1) {
-			out = append(out, check{where: fmt.Sprintf("docs/%s query %d", doc, i+1), expr: m[1]})
+			where := fmt.Sprintf("docs/%s query %d", doc, i+1)
+			for _, name := range ruleName.FindAllString(m[1], -1) {
+				if !records[name] {
+					t.Errorf("%s names the recording rule %s, which no alerts/*.yml records", where, name)
+				}
+			}
+			out = append(out, check{where: where, expr: m[1]})
 		}
 	}
 	if len(out) == 0 {

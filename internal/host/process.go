@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/procfs"
 )
 
 // ProcStatus holds the fields of /proc/<pid>/status the prober uses.
@@ -155,16 +157,25 @@ func (p Process) AnonHugePages() (uint64, error) {
 	return ParseSmapsRollup(b)
 }
 
-// Cmdline reads /proc/<pid>/cmdline with procfs: the arguments, or the
-// process title that redis-server sets ("redis-server *:6379").
-func (p Process) Cmdline() ([]string, error) {
+// open is the process in procfs, for procfs's parsers.
+func (p Process) open() (procfs.Proc, error) {
 	fsys, err := p.r.procFS()
 	if err != nil {
-		return nil, err
+		return procfs.Proc{}, err
 	}
 	proc, err := fsys.Proc(p.pid)
 	if err != nil {
-		return nil, classify(p.r.proc(strconv.Itoa(p.pid)), err)
+		return procfs.Proc{}, classify(p.r.proc(strconv.Itoa(p.pid)), err)
+	}
+	return proc, nil
+}
+
+// Cmdline reads /proc/<pid>/cmdline with procfs: the arguments, or the
+// process title that redis-server sets ("redis-server *:6379").
+func (p Process) Cmdline() ([]string, error) {
+	proc, err := p.open()
+	if err != nil {
+		return nil, err
 	}
 	args, err := proc.CmdLine()
 	if err != nil {
@@ -176,13 +187,9 @@ func (p Process) Cmdline() ([]string, error) {
 // OpenFilesLimit reads the soft "Max open files" of /proc/<pid>/limits with
 // procfs; ok is false when it is unlimited or not in the file.
 func (p Process) OpenFilesLimit() (limit uint64, ok bool, err error) {
-	fsys, err := p.r.procFS()
+	proc, err := p.open()
 	if err != nil {
 		return 0, false, err
-	}
-	proc, err := fsys.Proc(p.pid)
-	if err != nil {
-		return 0, false, classify(p.r.proc(strconv.Itoa(p.pid)), err)
 	}
 	l, err := proc.Limits()
 	if err != nil {
@@ -197,13 +204,9 @@ func (p Process) OpenFilesLimit() (limit uint64, ok bool, err error) {
 // StartTime is the Unix time the process started: /proc/<pid>/stat
 // starttime after /proc/stat btime, both with procfs.
 func (p Process) StartTime() (float64, error) {
-	fsys, err := p.r.procFS()
+	proc, err := p.open()
 	if err != nil {
 		return 0, err
-	}
-	proc, err := fsys.Proc(p.pid)
-	if err != nil {
-		return 0, classify(p.r.proc(strconv.Itoa(p.pid)), err)
 	}
 	st, err := proc.Stat()
 	if err != nil {

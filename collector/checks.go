@@ -108,18 +108,18 @@ func (d checkDescs) describe(ch chan<- *prometheus.Desc) {
 	ch <- d.unknown.Desc
 }
 
-func (d checkDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, results []Result) {
+func (d checkDescs) emit(out *sink, sl *seriesLabels, results []Result) {
 	for _, r := range results {
 		// Each check has one series: passed (by severity) when it was
 		// evaluated, unknown when it could not be (not a 0 beside every
 		// evaluated one: series per target are the budget).
 		if r.Status == StatusUnknown {
-			targetMetric(ch, d.unknown, prometheus.GaugeValue, 1, sl, r.ID)
+			out.series(d.unknown, prometheus.GaugeValue, 1, sl, r.ID)
 			continue
 		}
-		targetMetric(ch, d.passed, prometheus.GaugeValue, boolFloat(r.Status != StatusFail), sl, r.ID, string(r.Severity))
+		out.series(d.passed, prometheus.GaugeValue, boolFloat(r.Status != StatusFail), sl, r.ID, string(r.Severity))
 		if r.Warns {
-			targetMetric(ch, d.passed, prometheus.GaugeValue, boolFloat(r.Status == StatusPass), sl, r.ID, string(SeverityWarning))
+			out.series(d.passed, prometheus.GaugeValue, boolFloat(r.Status == StatusPass), sl, r.ID, string(SeverityWarning))
 		}
 	}
 }

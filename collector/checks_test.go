@@ -148,7 +148,7 @@ func TestCheckSeries(t *testing.T) {
 	d := newCheckDescs()
 	c := collectFunc{describe: d.describe, collect: func(ch chan<- prometheus.Metric) {
 		sl := newSeriesLabels("t", "")
-		d.emit(ch, &sl, results)
+		d.emit(&sink{ch: ch}, &sl, results)
 	}}
 	want := `
 # HELP redis_prober_check_passed 1 when a tuning check passes at the given severity, 0 when it fails; absent while its input cannot be read (see redis_prober_check_unknown).

@@ -131,7 +131,7 @@ type healthDescs struct {
 func newHealthDescs(cl prometheus.Labels, vl ...string) healthDescs {
 	labels := append(vl[:len(vl):len(vl)], "collector")
 	d := func(name, help string) targetDesc {
-		return targetDesc{Desc: prometheus.NewDesc(name, help, labels, cl), own: []string{"collector"}}
+		return describedTarget(prometheus.NewDesc(name, help, labels, cl), name, help, "collector")
 	}
 	return healthDescs{
 		success: d("redis_prober_collector_success",
@@ -148,11 +148,11 @@ func (h healthDescs) describe(ch chan<- *prometheus.Desc) {
 
 // emit writes the health of collector name for the target of sl (nil for
 // host collectors).
-func (h healthDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, name string, err error, seconds float64) {
+func (h healthDescs) emit(out *sink, sl *seriesLabels, name string, err error, seconds float64) {
 	ok := 1.0
 	if err != nil {
 		ok = 0
 	}
-	targetMetric(ch, h.success, prometheus.GaugeValue, ok, sl, name)
-	targetMetric(ch, h.duration, prometheus.GaugeValue, seconds, sl, name)
+	out.series(h.success, prometheus.GaugeValue, ok, sl, name)
+	out.series(h.duration, prometheus.GaugeValue, seconds, sl, name)
 }

@@ -160,17 +160,17 @@ func (c *commandlogTracker) next(runID string, entries []commandlogEntry) []floa
 // buckets.
 var CommandlogBuckets = []float64{.001, .01, .1, 1, 10}
 
-// newCommandlogHistogram declares redis_prober_server_commandlog_slow_seconds
+// commandlogHistogramOpts declare redis_prober_server_commandlog_slow_seconds
 // for every target of a set.
-func newCommandlogHistogram() *prometheus.HistogramVec {
-	return prometheus.NewHistogramVec(prometheus.HistogramOpts{
+func commandlogHistogramOpts() prometheus.HistogramOpts {
+	return prometheus.HistogramOpts{
 		Name:                            "redis_prober_server_commandlog_slow_seconds",
 		Help:                            "Execution time of each command the server logged as slow (COMMANDLOG slow, Valkey 8.1+), observed once by entry id; at most 128 entries a refresh. Absent on servers without COMMANDLOG.",
 		Buckets:                         CommandlogBuckets,
 		NativeHistogramBucketFactor:     1.1,
 		NativeHistogramMaxBucketNumber:  160,
 		NativeHistogramMinResetDuration: time.Hour,
-	}, targetLabels())
+	}
 }
 
 // commandlogDescs are the gauges of the commandlog collector.
@@ -190,12 +190,12 @@ func (d commandlogDescs) describe(ch chan<- *prometheus.Desc) {
 	ch <- d.length.Desc
 }
 
-func (d commandlogDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, lens *CommandlogLengths) {
+func (d commandlogDescs) emit(out *sink, sl *seriesLabels, lens *CommandlogLengths) {
 	if lens == nil {
 		return
 	}
 	for i, typ := range commandlogTypes {
-		targetMetric(ch, d.length, prometheus.GaugeValue, float64(lens[i]), sl, typ)
+		out.series(d.length, prometheus.GaugeValue, float64(lens[i]), sl, typ)
 	}
 }
 
@@ -305,11 +305,11 @@ func (t *Target) observeSlow(seconds []float64) {
 }
 
 // collectSlow collects the target's slow-log histogram, once made.
-func (t *Target) collectSlow(ch chan<- prometheus.Metric) {
+func (t *Target) collectSlow(out *sink) {
 	t.mu.RLock()
 	h := t.slow
 	t.mu.RUnlock()
 	if h != nil {
-		h.Collect(ch)
+		out.metric(t.set.slowDesc, h)
 	}
 }

@@ -46,10 +46,11 @@ func (h *Host) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (h *Host) Collect(ch chan<- prometheus.Metric) {
+	out := &sink{ch: ch}
 	for _, s := range h.sources {
 		start := time.Now()
 		err := s.src.update(ch)
-		h.health.emit(ch, nil, s.name, err, time.Since(start).Seconds())
+		h.health.emit(out, nil, s.name, err, time.Since(start).Seconds())
 		h.faults.Observe(s.name, err, true)
 	}
 }

@@ -259,12 +259,12 @@ func (d infoDescs) describe(ch chan<- *prometheus.Desc) {
 
 // emit writes what the snapshot's INFO has; a field the server lacks
 // yields no series.
-func (d infoDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, info Info) {
+func (d infoDescs) emit(out *sink, sl *seriesLabels, info Info) {
 	if info == nil {
 		return
 	}
 	gauge := func(desc targetDesc, v float64, labels ...string) {
-		targetMetric(ch, desc, prometheus.GaugeValue, v, sl, labels...)
+		out.series(desc, prometheus.GaugeValue, v, sl, labels...)
 	}
 	// div converts to base units (µs to s divides by 1e6: exact where
 	// multiplying by 1e-6 is not).
@@ -278,7 +278,7 @@ func (d infoDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, info Info
 		gauge(d.forkPerGB, perGB)
 	}
 	if v, ok := info.Float("total_forks"); ok {
-		targetMetric(ch, d.forks, prometheus.CounterValue, v, sl)
+		out.series(d.forks, prometheus.CounterValue, v, sl)
 	}
 	field(d.fragRatio, "mem_fragmentation_ratio", 1)
 	if v, ok := info.Float("mem_fragmentation_bytes"); ok {

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,14 +52,31 @@ func targetLabels(own ...string) []string {
 }
 
 // targetDesc is the descriptor of a Redis-side series, shared by every
-// target: its variable labels are target, node and own.
+// target: its variable labels are target, node and own. Its name, help and
+// label order are kept for Gather, which builds the families itself.
 type targetDesc struct {
 	*prometheus.Desc
-	own []string
+	own        []string
+	name, help string
+	// order lists the labels sorted by name, as a series carries them:
+	// 0 is target, 1 node, 2+i own[i].
+	order []int
 }
 
 func newTargetDesc(name, help string, own ...string) targetDesc {
-	return targetDesc{Desc: prometheus.NewDesc(name, help, targetLabels(own...), nil), own: own}
+	return describedTarget(prometheus.NewDesc(name, help, targetLabels(own...), nil), name, help, own...)
+}
+
+// describedTarget is the targetDesc of desc, made elsewhere (by a vector
+// of client_golang, with the same name, help and labels).
+func describedTarget(desc *prometheus.Desc, name, help string, own ...string) targetDesc {
+	names := targetLabels(own...)
+	order := make([]int, len(names))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+	return targetDesc{Desc: desc, own: own, name: name, help: help, order: order}
 }
 
 // seriesLabels are a target's target and node label values, with their
@@ -67,12 +86,14 @@ func newTargetDesc(name, help string, own ...string) targetDesc {
 type seriesLabels struct {
 	values [2]string
 	pairs  [2]*dto.LabelPair
+	valid  bool // both values are valid UTF-8, checked once
 }
 
 func newSeriesLabels(target, node string) seriesLabels {
 	return seriesLabels{
 		values: [2]string{target, node},
 		pairs:  [2]*dto.LabelPair{{Name: proto.String("target"), Value: proto.String(target)}, {Name: proto.String("node"), Value: proto.String(node)}},
+		valid:  utf8.ValidString(target) && utf8.ValidString(node),
 	}
 }
 
@@ -85,7 +106,7 @@ func targetMetric(ch chan<- prometheus.Metric, d targetDesc, vt prometheus.Value
 	if sl == nil {
 		return constMetric(ch, d.Desc, vt, v, labels...)
 	}
-	if len(labels) != len(d.own) || !utf8.ValidString(sl.values[0]) || !utf8.ValidString(sl.values[1]) {
+	if len(labels) != len(d.own) || !sl.valid {
 		return false
 	}
 	m := &seriesMetric{desc: d.Desc, vt: vt, v: v, labels: make([]*dto.LabelPair, 0, 2+len(labels))}

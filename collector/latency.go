@@ -277,18 +277,18 @@ func (d latencyDescs) describe(ch chan<- *prometheus.Desc) {
 
 // emit writes the events and histograms of the target of sl;
 // classic adds classic buckets to hist, beside the native ones.
-func (d latencyDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, events []LatencyEvent, hists []CommandHistogram, classic bool) {
+func (d latencyDescs) emit(out *sink, sl *seriesLabels, events []LatencyEvent, hists []CommandHistogram, classic bool) {
 	for _, e := range events {
-		targetMetric(ch, d.last, prometheus.GaugeValue, float64(e.LatestMillis)/1e3, sl, e.Event)
-		targetMetric(ch, d.max, prometheus.GaugeValue, float64(e.MaxMillis)/1e3, sl, e.Event)
-		targetMetric(ch, d.ts, prometheus.GaugeValue, float64(e.Timestamp), sl, e.Event)
+		out.series(d.last, prometheus.GaugeValue, float64(e.LatestMillis)/1e3, sl, e.Event)
+		out.series(d.max, prometheus.GaugeValue, float64(e.MaxMillis)/1e3, sl, e.Event)
+		out.series(d.ts, prometheus.GaugeValue, float64(e.Timestamp), sl, e.Event)
 		if e.HasTotals {
-			targetMetric(ch, d.spikeSum, prometheus.CounterValue, float64(e.SumMillis)/1e3, sl, e.Event)
-			targetMetric(ch, d.spikes, prometheus.CounterValue, float64(e.Count), sl, e.Event)
+			out.series(d.spikeSum, prometheus.CounterValue, float64(e.SumMillis)/1e3, sl, e.Event)
+			out.series(d.spikes, prometheus.CounterValue, float64(e.Count), sl, e.Event)
 		}
 	}
 	for _, h := range hists {
-		ch <- newServerHistogram(d.hist.Desc, h, classic, sl.values[0], sl.values[1], h.Command)
+		out.metric(d.hist, newServerHistogram(d.hist.Desc, h, classic, sl.values[0], sl.values[1], h.Command))
 	}
 }
 

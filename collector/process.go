@@ -75,12 +75,12 @@ func (d processDescs) describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-func (d processDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, ps *ProcessStats) {
+func (d processDescs) emit(out *sink, sl *seriesLabels, ps *ProcessStats) {
 	if ps == nil {
 		return
 	}
 	gauge := func(desc targetDesc, v float64) {
-		targetMetric(ch, desc, prometheus.GaugeValue, v, sl)
+		out.series(desc, prometheus.GaugeValue, v, sl)
 	}
 	gauge(d.swap, float64(ps.SwapBytes))
 	gauge(d.rss, float64(ps.RSSBytes))
@@ -90,8 +90,8 @@ func (d processDescs) emit(ch chan<- prometheus.Metric, sl *seriesLabels, ps *Pr
 	if ps.HasOpenFilesLimit {
 		gauge(d.openFiles, float64(ps.OpenFilesLimit))
 	}
-	targetMetric(ch, d.switches, prometheus.CounterValue, float64(ps.VoluntarySwitches), sl, "voluntary")
-	targetMetric(ch, d.switches, prometheus.CounterValue, float64(ps.InvoluntarySwitches), sl, "involuntary")
+	out.series(d.switches, prometheus.CounterValue, float64(ps.VoluntarySwitches), sl, "voluntary")
+	out.series(d.switches, prometheus.CounterValue, float64(ps.InvoluntarySwitches), sl, "involuntary")
 	if ps.CPUsAllowed > 0 {
 		gauge(d.cpus, float64(ps.CPUsAllowed))
 	}

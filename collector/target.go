@@ -181,12 +181,12 @@ func (t *Target) countDropped(collector string, n float64) {
 }
 
 // collectDropped collects the target's dropped counters.
-func (t *Target) collectDropped(ch chan<- prometheus.Metric) {
+func (t *Target) collectDropped(out *sink) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for _, c := range t.dropped {
 		if c != nil {
-			c.Collect(ch)
+			out.metric(t.set.droppedDesc, c)
 		}
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // targetPart is one Redis-side collector of the list (All): what it reads
@@ -18,7 +16,7 @@ type targetPart interface {
 	// did not run this time: it has no success series then.
 	refresh(ctx context.Context, t *Target, s *Snapshot, r *refreshState) (ran bool, err error)
 	// emit sends the part's series of snap; the set's lock is held.
-	emit(set *Targets, ch chan<- prometheus.Metric, t *Target, snap *Snapshot)
+	emit(set *Targets, out *sink, t *Target, snap *Snapshot)
 }
 
 // refreshState is what one refresh's parts hand each other besides the
@@ -51,9 +49,9 @@ func (infoPart) refresh(ctx context.Context, t *Target, s *Snapshot, r *refreshS
 	return true, nil
 }
 
-func (infoPart) emit(set *Targets, ch chan<- prometheus.Metric, t *Target, snap *Snapshot) {
-	set.info.emit(ch, &t.sl, snap.Info)
-	t.fork.Collect(ch)
+func (infoPart) emit(set *Targets, out *sink, t *Target, snap *Snapshot) {
+	set.info.emit(out, &t.sl, snap.Info)
+	out.metric(set.forkDesc, t.fork)
 }
 
 type latencyPart struct{}
@@ -67,8 +65,8 @@ func (latencyPart) refresh(ctx context.Context, t *Target, s *Snapshot, r *refre
 	return true, err
 }
 
-func (latencyPart) emit(set *Targets, ch chan<- prometheus.Metric, t *Target, snap *Snapshot) {
-	set.lat.emit(ch, &t.sl, snap.Events, snap.Histograms, t.cfg.ServerClassicBuckets)
+func (latencyPart) emit(set *Targets, out *sink, t *Target, snap *Snapshot) {
+	set.lat.emit(out, &t.sl, snap.Events, snap.Histograms, t.cfg.ServerClassicBuckets)
 }
 
 type commandlogPart struct{}
@@ -81,9 +79,9 @@ func (commandlogPart) refresh(ctx context.Context, t *Target, s *Snapshot, r *re
 	return ran, err
 }
 
-func (commandlogPart) emit(set *Targets, ch chan<- prometheus.Metric, t *Target, snap *Snapshot) {
-	set.cl.emit(ch, &t.sl, snap.Commandlog)
-	t.collectSlow(ch)
+func (commandlogPart) emit(set *Targets, out *sink, t *Target, snap *Snapshot) {
+	set.cl.emit(out, &t.sl, snap.Commandlog)
+	t.collectSlow(out)
 }
 
 type processPart struct{}
@@ -97,8 +95,8 @@ func (processPart) refresh(_ context.Context, t *Target, s *Snapshot, r *refresh
 	return true, err
 }
 
-func (processPart) emit(set *Targets, ch chan<- prometheus.Metric, t *Target, snap *Snapshot) {
-	set.proc.emit(ch, &t.sl, snap.Process)
+func (processPart) emit(set *Targets, out *sink, t *Target, snap *Snapshot) {
+	set.proc.emit(out, &t.sl, snap.Process)
 }
 
 type checksPart struct{}
@@ -118,6 +116,6 @@ func (checksPart) refresh(ctx context.Context, t *Target, s *Snapshot, r *refres
 	return true, errors.Join(err, hostErr)
 }
 
-func (checksPart) emit(set *Targets, ch chan<- prometheus.Metric, t *Target, snap *Snapshot) {
-	set.checks.emit(ch, &t.sl, snap.Checks)
+func (checksPart) emit(set *Targets, out *sink, t *Target, snap *Snapshot) {
+	set.checks.emit(out, &t.sl, snap.Checks)
 }

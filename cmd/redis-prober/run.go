@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -221,7 +222,10 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			return usagef("--web.telemetry-path: %q must start with /", *telemetryPath)
 		}
 
-		reg := prometheus.NewRegistry()
+		// collector.Registry gathers the Redis-side series of every target
+		// directly (sorted, without a registry's checks per series): half of
+		// a scrape at 1,000 targets.
+		reg := collector.NewRegistry()
 		registerProcessCollectors(reg)
 		metrics := prober.NewMetrics(reg)
 		var services []engine.Service

@@ -16,7 +16,7 @@ import (
 	"github.com/redis-prober/redis-prober/internal/statuspage"
 )
 
-func registerProcessCollectors(reg *prometheus.Registry) {
+func registerProcessCollectors(reg prometheus.Registerer) {
 	reg.MustRegister(
 		versioncollector.NewCollector("redis_prober"),
 		collectors.NewGoCollector(),

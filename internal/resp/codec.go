@@ -42,6 +42,12 @@ func NewReader(rd io.Reader, size int) *Reader {
 	return &Reader{r: bufio.NewReaderSize(rd, size)}
 }
 
+// Reset makes r read from rd, dropping whatever it had buffered.
+func (r *Reader) Reset(rd io.Reader) { r.r.Reset(rd) }
+
+// Buffered is how many bytes r has read ahead of the replies it returned.
+func (r *Reader) Buffered() int { return r.r.Buffered() }
+
 // Reply reads one reply. n is the integer, the bulk length (-1 for nil) or
 // the array length; nils is how many nil bulks a top-level array held. An
 // error reply is returned as ErrorReply, with the stream still in step; any

@@ -96,6 +96,7 @@ type Guard struct {
 	pending []int64
 	elems   int64 // elements claimed in the current top-level reply
 	size    int64 // bytes of the current top-level reply
+	replies uint64
 	err     *Error
 }
 
@@ -263,8 +264,18 @@ func (g *Guard) done() error {
 	}
 	// A top-level reply is complete.
 	g.elems, g.size = 0, 0
+	g.replies++
 	return nil
 }
+
+// Replies counts the top-level replies the stream has completed: a reader
+// that owns the socket (the probe's poller) learns from it that a reply is
+// all there, without parsing as the bytes come.
+func (g *Guard) Replies() uint64 { return g.replies }
+
+// Between reports whether the stream stands between two replies, with no
+// part of the next one read.
+func (g *Guard) Between() bool { return g.st == stType && len(g.pending) == 0 && g.size == 0 }
 
 func bytesText(n int64) string {
 	switch {

@@ -28,6 +28,10 @@ type ProbeConfig struct {
 	// OnError, when set, sees every failed request (off the success path),
 	// e.g. so a Cluster MOVED reply refreshes the topology at once.
 	OnError func(error)
+	// Poller, when set, serves the probe's open plain TCP connections from
+	// one event loop shared by many targets (see Poller); nil keeps every
+	// connection on a goroutine of its own.
+	Poller *Poller
 }
 
 // Recorder takes the probe's samples.
@@ -65,9 +69,15 @@ func NewProbe(cfg ProbeConfig, ep Endpoint, rec Recorder, faults *FaultLog) *Pro
 }
 
 // Run probes until ctx is done. Every worker is stopped and every connection
-// closed when it returns. The first worker runs on the calling goroutine:
-// at a thousand targets every goroutine's stack counts.
-func (p *Probe) Run(ctx context.Context) {
+// closed when it returns.
+func (p *Probe) Run(ctx context.Context) { p.Start(ctx)() }
+
+// Start starts the probe's workers, which probe until ctx is done; wait
+// returns once every one has stopped and closed its connection. With a
+// Poller, a worker whose connection is open hands it to the poller and its
+// goroutine ends; it comes back to a goroutine only to open a new one, so
+// at a thousand targets a probe costs no goroutine of its own at all.
+func (p *Probe) Start(ctx context.Context) (wait func()) {
 	sched := NewTimetable(time.Now().Add(p.cfg.Offset), IntervalFor(p.cfg.Rate))
 	keys := newKeySet(p.cfg.Namespace)
 	value := ProbeValue(p.cfg.DataSize)
@@ -75,105 +85,165 @@ func (p *Probe) Run(ctx context.Context) {
 	for i, c := range p.cfg.Commands {
 		reqs[i] = encodeArgs(c.args(keys, value, p.cfg.KeyTTL))
 	}
+	var wg sync.WaitGroup
 	workers := make([]*worker, p.cfg.Connections)
 	for i := range workers {
-		workers[i] = &worker{probe: p, sched: sched, reqs: reqs}
+		workers[i] = &worker{probe: p, sched: sched, reqs: reqs, ctx: ctx, done: wg.Done}
 	}
-	// A stop wakes every worker blocked on Redis at once.
+	// A stop wakes every worker blocked on Redis at once, and the poller
+	// lets go of the workers it holds.
 	stop := context.AfterFunc(ctx, func() {
 		for _, w := range workers {
 			if c := w.conn.Load(); c != nil {
 				c.Interrupt()
 			}
 		}
+		if p.cfg.Poller != nil {
+			p.cfg.Poller.stopped()
+		}
 	})
-	defer stop()
-	var wg sync.WaitGroup
-	for _, w := range workers[1:] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.run(ctx)
-		}()
+	wg.Add(len(workers))
+	for _, w := range workers {
+		go w.drive()
 	}
-	workers[0].run(ctx)
-	wg.Wait()
+	return func() {
+		wg.Wait()
+		stop()
+	}
 }
 
 type worker struct {
 	probe  *Probe
 	sched  *Timetable
+	ctx    context.Context
+	done   func()                   // the worker has stopped for good
 	pc     *probeConn               // the open connection, nil until one is needed
 	conn   atomic.Pointer[wireConn] // pc's socket, for a stop to interrupt
 	timer  *time.Timer              // reused for every wait, so waiting allocates nothing
 	reqs   [][]byte                 // each command, encoded once for all workers
 	logged bool                     // the missing kernel stamps were logged
+	// unpolled: the poller could not take a connection, so none is offered
+	// to it again.
+	unpolled bool
 }
 
-// run is one probe connection: an ordinary netpoller socket whose every
-// request and reply the kernel timestamps, so the figure is the wire's, not
-// this goroutine's wake-up (see docs/architecture.md, "Probe fidelity").
-func (w *worker) run(ctx context.Context) {
-	w.timer = time.NewTimer(time.Hour)
-	w.timer.Stop()
-	defer w.timer.Stop()
-	defer w.drop()
-
-	p := w.probe
-	cfg := p.cfg
-
-	for ctx.Err() == nil {
-		k, due := w.sched.Claim()
-		claimed := time.Now()
-		if !claimed.After(due) && !w.sleepUntil(ctx, due) {
+// drive runs the worker on the calling goroutine until it stops, or until
+// it hands its connection to the poller (which then owns the worker).
+func (w *worker) drive() {
+	for w.run() {
+		if w.handOver() {
 			return
 		}
-		woke := time.Now()
-		start, lag, overdue := chargeFrom(claimed, due, woke)
-		ci := int(k % int64(len(w.reqs)))
-		if elapsed := woke.Sub(start); elapsed >= cfg.Timeout {
-			// The slot waited its whole timeout behind stalled requests:
-			// it is a timeout at its true age, not a dropped sample.
-			p.rec.Record(ci, ResultTimeout, elapsed)
-			p.rec.SetUp(false)
+		w.unpolled = true // the poller cannot take it: this goroutine keeps it
+	}
+	w.drop()
+	w.done()
+}
+
+// slotTiming is where one slot's request stands against the charging rule.
+type slotTiming struct {
+	k            int64
+	due, claimed time.Time
+	woke, start  time.Time // woke: when the worker went to send; start: where the charge begins
+	lag          time.Duration
+	overdue      bool
+	ci           int // which command
+}
+
+// claim takes the next slot of the schedule.
+func (w *worker) claim() slotTiming {
+	k, due := w.sched.Claim()
+	return slotTiming{k: k, due: due, claimed: time.Now()}
+}
+
+// wake readies a claimed slot's request at woke. A slot that waited its
+// whole timeout behind stalled requests is recorded at once as a timeout
+// at its true age (not a dropped sample), and ok is false.
+func (w *worker) wake(s *slotTiming, woke time.Time) (deadline time.Time, ok bool) {
+	s.woke = woke
+	s.start, s.lag, s.overdue = chargeFrom(s.claimed, s.due, woke)
+	s.ci = int(s.k % int64(len(w.reqs)))
+	if elapsed := woke.Sub(s.start); elapsed >= w.probe.cfg.Timeout {
+		w.probe.rec.Record(s.ci, ResultTimeout, elapsed)
+		w.probe.rec.SetUp(false)
+		return time.Time{}, false
+	}
+	return s.start.Add(w.probe.cfg.Timeout), true
+}
+
+// run is the worker on a goroutine: an ordinary netpoller socket whose every
+// request and reply the kernel timestamps, so the figure is the wire's, not
+// this goroutine's wake-up (see docs/architecture.md, "Probe fidelity"). It
+// returns true when its connection is ready for the poller, false when the
+// probe is stopping.
+func (w *worker) run() (pollable bool) {
+	if w.timer == nil {
+		w.timer = time.NewTimer(time.Hour)
+		w.timer.Stop()
+	}
+	defer w.timer.Stop()
+	ctx := w.ctx
+
+	for ctx.Err() == nil {
+		s := w.claim()
+		if !s.claimed.After(s.due) && !w.sleepUntil(ctx, s.due) {
+			return false
+		}
+		deadline, ok := w.wake(&s, time.Now())
+		if !ok {
 			continue
 		}
-		deadline := start.Add(cfg.Timeout)
 		// A request that has to open its connection first is timed in
 		// user space: its dial belongs in the figure.
 		dialed := w.pc == nil
 		err := w.open(ctx, deadline)
 		if err == nil {
-			err = w.pc.exchange(w.reqs[ci], deadline)
+			err = w.pc.exchange(w.reqs[s.ci], deadline)
 		}
 		end := time.Now()
 		if ctx.Err() != nil {
-			return // interrupted by shutdown: not a Redis fault
+			return false // interrupted by shutdown: not a Redis fault
 		}
-		_, replied := err.(resp.ErrorReply)
-		// A failure other than a reply has no reply stamp: its age is
-		// the user-space reading (a timeout at its true age).
-		d := w.charge(overdue, due, woke, end, dialed || (err != nil && !replied))
-		if !overdue {
-			// Recorded after the request, so its cost stays out of the
-			// measured round trip.
-			p.rec.RecordLag(lag)
+		var ex exchange
+		stamped := w.pc != nil && w.pc.wire.stamps != nil
+		if stamped && !dialed {
+			ex = w.pc.wire.stamps.last()
 		}
-		res, answered := classify(err)
-		p.rec.Record(ci, res, d)
-		p.rec.SetUp(answered)
-		p.faults.Observe(cfg.Commands[ci].Name, err, answered)
-		if err != nil {
-			if !replied {
-				// The stream is out of step (or gone): the next
-				// slot opens a new connection.
-				w.drop()
-			}
-			if res != ResultOK && cfg.OnError != nil {
-				cfg.OnError(err)
-			}
+		if w.settle(&s, err, end, dialed || !stamped, ex) {
+			// The stream is out of step (or gone): the next slot opens
+			// a new connection.
+			w.drop()
+		} else if w.pc != nil && !w.unpolled && w.pollable() {
+			return true
 		}
 	}
+	return false
+}
+
+// settle records a request's outcome by the charging rule; drop says the
+// connection is out of step or gone (any failure other than an error reply).
+// userClock times it by the prober's own clock; otherwise ex holds the
+// kernel's stamps of the request and its reply.
+func (w *worker) settle(s *slotTiming, err error, end time.Time, userClock bool, ex exchange) (drop bool) {
+	p := w.probe
+	cfg := p.cfg
+	_, replied := err.(resp.ErrorReply)
+	// A failure other than a reply has no reply stamp: its age is the
+	// user-space reading (a timeout at its true age).
+	d := w.charge(s, end, userClock || (err != nil && !replied), ex)
+	if !s.overdue {
+		// Recorded after the request, so its cost stays out of the
+		// measured round trip.
+		p.rec.RecordLag(s.lag)
+	}
+	res, answered := classify(err)
+	p.rec.Record(s.ci, res, d)
+	p.rec.SetUp(answered)
+	p.faults.Observe(cfg.Commands[s.ci].Name, err, answered)
+	if err != nil && res != ResultOK && cfg.OnError != nil {
+		cfg.OnError(err)
+	}
+	return err != nil && !replied
 }
 
 // open makes sure the worker has a connection, dialing one if not.
@@ -217,16 +287,16 @@ func (w *worker) drop() {
 // reply's last bytes. Without trustworthy stamps it is the user-space
 // reading from start to end. A request that had to open its connection
 // first is timed in user space too: its dial belongs in the figure.
-func (w *worker) charge(overdue bool, due, woke, end time.Time, userClock bool) time.Duration {
-	start := woke
+func (w *worker) charge(s *slotTiming, end time.Time, userClock bool, ex exchange) time.Duration {
+	start := s.woke
 	var from time.Time
-	if overdue {
-		start, from = due, due
+	if s.overdue {
+		start, from = s.due, s.due
 	}
-	if userClock || w.pc == nil || w.pc.wire.stamps == nil {
+	if userClock {
 		return end.Sub(start)
 	}
-	d, delay, ok := wireTiming(w.pc.wire.stamps.last(), from, woke, end)
+	d, delay, ok := wireTiming(ex, from, s.woke, end)
 	if !ok {
 		w.probe.rec.ClockFallback()
 		return end.Sub(start)

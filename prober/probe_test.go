@@ -116,7 +116,15 @@ func testProbeConfig(t *testing.T, rate float64, timeout time.Duration, cmds str
 		t.Fatal(err)
 	}
 	return ProbeConfig{Rate: rate, Timeout: timeout, Commands: c, Connections: 2, DataSize: 32,
-		KeyTTL: time.Minute, Namespace: Namespace{Prefix: "redis-prober:", Tag: "test"}}
+		KeyTTL: time.Minute, Namespace: Namespace{Prefix: "redis-prober:", Tag: "test"}, Poller: NewPoller()}
+}
+
+// bothPaths runs f with the probe's open connections served by a Poller
+// (as the engine runs them on Linux) and on goroutines of their own (TLS,
+// unix sockets, other systems).
+func bothPaths(t *testing.T, f func(t *testing.T, poller *Poller)) {
+	t.Run("poller", func(t *testing.T) { f(t, NewPoller()) })
+	t.Run("goroutine", func(t *testing.T) { f(t, nil) })
 }
 
 // eventually polls cond every 20ms for at most d.
@@ -160,58 +168,66 @@ func TestProbeCountsMatchHistogram(t *testing.T) {
 // A stalled server must show in the tail at its true weight: every probe due
 // during the stall is slow, not just the one that was in flight.
 func TestProbeStallIsNotCoordinatedOmission(t *testing.T) {
-	srv := redistest.Start(t)
-	const rate = 100.0
-	h := startProbe(t, srv.Addr(), testProbeConfig(t, rate, 2*time.Second, "ping"))
-	eventually(t, 5*time.Second, "warm-up", func() bool { return h.requests("ok") >= 50 })
+	bothPaths(t, func(t *testing.T, poller *Poller) {
+		srv := redistest.Start(t)
+		const rate = 100.0
+		cfg := testProbeConfig(t, rate, 2*time.Second, "ping")
+		cfg.Poller = poller
+		h := startProbe(t, srv.Addr(), cfg)
+		eventually(t, 5*time.Second, "warm-up", func() bool { return h.requests("ok") >= 50 })
 
-	const stall = 350 * time.Millisecond
-	_, slowBefore := h.latency(0.1)
-	srv.Pause()
-	time.Sleep(stall)
-	srv.Resume()
-	time.Sleep(300 * time.Millisecond)
-	h.stop()
+		const stall = 350 * time.Millisecond
+		_, slowBefore := h.latency(0.1)
+		srv.Pause()
+		time.Sleep(stall)
+		srv.Resume()
+		time.Sleep(300 * time.Millisecond)
+		h.stop()
 
-	_, slowAfter := h.latency(0.1)
-	slow := slowAfter - slowBefore
-	// Probes due in the first 250ms of the stall waited more than 100ms.
-	// A closed-loop prober would record one slow sample here.
-	want := uint64(rate * (stall - 100*time.Millisecond).Seconds() * 0.6)
-	if slow < want {
-		t.Errorf("%d probes slower than 100ms during a %v stall at %v/s; want at least %d", slow, stall, rate, want)
-	}
-	if max := uint64(rate*stall.Seconds()) + 10; slow > max {
-		t.Errorf("%d slow probes, more than the %d due during the stall", slow, max)
-	}
-	if h.requests("timeout") != 0 {
-		t.Errorf("%v timeouts with a 2s timeout and a %v stall", h.requests("timeout"), stall)
-	}
+		_, slowAfter := h.latency(0.1)
+		slow := slowAfter - slowBefore
+		// Probes due in the first 250ms of the stall waited more than 100ms.
+		// A closed-loop prober would record one slow sample here.
+		want := uint64(rate * (stall - 100*time.Millisecond).Seconds() * 0.6)
+		if slow < want {
+			t.Errorf("%d probes slower than 100ms during a %v stall at %v/s; want at least %d", slow, stall, rate, want)
+		}
+		if max := uint64(rate*stall.Seconds()) + 10; slow > max {
+			t.Errorf("%d slow probes, more than the %d due during the stall", slow, max)
+		}
+		if h.requests("timeout") != 0 {
+			t.Errorf("%v timeouts with a 2s timeout and a %v stall", h.requests("timeout"), stall)
+		}
+	})
 }
 
 func TestProbeTimeoutsAreCountedNotDropped(t *testing.T) {
-	srv := redistest.Start(t)
-	h := startProbe(t, srv.Addr(), testProbeConfig(t, 50, 150*time.Millisecond, "ping"))
-	eventually(t, 5*time.Second, "warm-up", func() bool { return h.requests("ok") >= 10 })
-	srv.Pause()
-	time.Sleep(600 * time.Millisecond)
-	srv.Resume()
-	eventually(t, 5*time.Second, "recovery", func() bool { return h.up() == 1 })
-	h.stop()
+	bothPaths(t, func(t *testing.T, poller *Poller) {
+		srv := redistest.Start(t)
+		cfg := testProbeConfig(t, 50, 150*time.Millisecond, "ping")
+		cfg.Poller = poller
+		h := startProbe(t, srv.Addr(), cfg)
+		eventually(t, 5*time.Second, "warm-up", func() bool { return h.requests("ok") >= 10 })
+		srv.Pause()
+		time.Sleep(600 * time.Millisecond)
+		srv.Resume()
+		eventually(t, 5*time.Second, "recovery", func() bool { return h.up() == 1 })
+		h.stop()
 
-	timeouts := h.requests("timeout")
-	// ~30 probes were due during the pause; each must be counted, as a
-	// timeout (none answered within 150ms of its due time).
-	if timeouts < 15 {
-		t.Errorf("%v timeouts recorded for a 600ms pause at 50/s with a 150ms timeout; want about 25", timeouts)
-	}
-	total, slow := h.latency(0.1)
-	if float64(total) != h.requests("") {
-		t.Errorf("histogram %d samples != requests %v: a timeout was dropped", total, h.requests(""))
-	}
-	if float64(slow) < timeouts {
-		t.Errorf("%d samples above 100ms but %v timeouts: timeouts must be recorded at their elapsed time", slow, timeouts)
-	}
+		timeouts := h.requests("timeout")
+		// ~30 probes were due during the pause; each must be counted, as a
+		// timeout (none answered within 150ms of its due time).
+		if timeouts < 15 {
+			t.Errorf("%v timeouts recorded for a 600ms pause at 50/s with a 150ms timeout; want about 25", timeouts)
+		}
+		total, slow := h.latency(0.1)
+		if float64(total) != h.requests("") {
+			t.Errorf("histogram %d samples != requests %v: a timeout was dropped", total, h.requests(""))
+		}
+		if float64(slow) < timeouts {
+			t.Errorf("%d samples above 100ms but %v timeouts: timeouts must be recorded at their elapsed time", slow, timeouts)
+		}
+	})
 }
 
 func TestProbeUpFollowsRedis(t *testing.T) {
@@ -255,15 +271,19 @@ func TestProbeErrorReplyKeepsUp(t *testing.T) {
 // Stopping interrupts a probe blocked on a silent server at once instead of
 // waiting for its timeout.
 func TestProbeStopsPromptlyOnSilentServer(t *testing.T) {
-	srv := redistest.Start(t)
-	h := startProbe(t, srv.Addr(), testProbeConfig(t, 20, 30*time.Second, "ping"))
-	eventually(t, 5*time.Second, "warm-up", func() bool { return h.requests("ok") >= 3 })
-	srv.Pause()
-	defer srv.Resume()
-	time.Sleep(200 * time.Millisecond)
-	start := time.Now()
-	h.stop()
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("stop took %v with a 30s probe timeout", d)
-	}
+	bothPaths(t, func(t *testing.T, poller *Poller) {
+		srv := redistest.Start(t)
+		cfg := testProbeConfig(t, 20, 30*time.Second, "ping")
+		cfg.Poller = poller
+		h := startProbe(t, srv.Addr(), cfg)
+		eventually(t, 5*time.Second, "warm-up", func() bool { return h.requests("ok") >= 3 })
+		srv.Pause()
+		defer srv.Resume()
+		time.Sleep(200 * time.Millisecond)
+		start := time.Now()
+		h.stop()
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("stop took %v with a 30s probe timeout", d)
+		}
+	})
 }

@@ -36,10 +36,7 @@ type stampConn struct {
 	ex   exchange
 	want uint32 // key of the last write's last byte
 
-	// Reused by every call: the hot path allocates nothing (x/sys's
-	// Recvmsg would allocate its msghdr and iovec each time).
-	msg         unix.Msghdr
-	iov         unix.Iovec
+	msgBuf
 	buf         []byte
 	n, oobn     int
 	err         error
@@ -196,20 +193,48 @@ func (s *stampConn) recv(fd uintptr) bool {
 	}
 }
 
-// recvmsg is recvmsg(2) on the connection's own msghdr.
-func (s *stampConn) recvmsg(fd uintptr, b, oob []byte, flags int) (n, oobn int, err error) {
-	s.iov = unix.Iovec{}
+// msgBuf is the msghdr and iovec of recvmsg(2) calls, reused by every call:
+// the hot path allocates nothing (x/sys's Recvmsg would allocate both each
+// time).
+type msgBuf struct {
+	msg unix.Msghdr
+	iov unix.Iovec
+}
+
+// recvmsg is recvmsg(2) on m's msghdr.
+func (m *msgBuf) recvmsg(fd uintptr, b, oob []byte, flags int) (n, oobn int, err error) {
+	m.iov = unix.Iovec{}
 	if len(b) > 0 {
-		s.iov.Base = &b[0]
-		s.iov.SetLen(len(b))
+		m.iov.Base = &b[0]
+		m.iov.SetLen(len(b))
 	}
-	s.msg = unix.Msghdr{Iov: &s.iov, Iovlen: 1, Control: &oob[0]}
-	s.msg.SetControllen(len(oob))
-	r, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&s.msg)), uintptr(flags))
+	m.msg = unix.Msghdr{Iov: &m.iov, Iovlen: 1, Control: &oob[0]}
+	m.msg.SetControllen(len(oob))
+	r, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&m.msg)), uintptr(flags))
 	if e != 0 {
 		return 0, 0, e
 	}
-	return int(r), int(s.msg.Controllen), nil
+	return int(r), int(m.msg.Controllen), nil
+}
+
+// drainTX reads every stamp on fd's error queue and returns the one keyed
+// want (the last write's last byte); earlier ones (a write split over
+// segments, an earlier request whose stamp came late) are dropped by their
+// key. oob takes the control messages.
+func (m *msgBuf) drainTX(fd uintptr, oob []byte, want uint32) (time.Time, bool) {
+	for range 64 {
+		_, oobn, err := m.recvmsg(fd, nil, oob, unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return time.Time{}, false
+		}
+		if ts, key, ok := txStamp(oob[:oobn]); ok && key == want {
+			return ts, true // the last write's own stamp: nothing later is queued
+		}
+	}
+	return time.Time{}, false
 }
 
 func (s *stampConn) Write(b []byte) (int, error) {
@@ -227,22 +252,10 @@ func (s *stampConn) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// drain reads every stamp on the error queue and keeps the one of the last
-// write; earlier ones (a write split over segments, an earlier request whose
-// stamp came late) are dropped by their key.
+// drain takes the last write's TX stamp from the error queue (drainTX).
 func (s *stampConn) drain(fd uintptr) {
-	for range 64 {
-		_, oobn, err := s.recvmsg(fd, nil, s.errOOB, unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return
-		}
-		if ts, key, ok := txStamp(s.errOOB[:oobn]); ok && key == s.want {
-			s.ex.txWall, s.ex.tx = ts, true
-			return // the last write's own stamp: nothing later is queued
-		}
+	if ts, ok := s.drainTX(fd, s.errOOB, s.want); ok {
+		s.ex.txWall, s.ex.tx = ts, true
 	}
 }
 

@@ -1,0 +1,566 @@
+//go:build linux
+
+package prober
+
+import (
+	"bytes"
+	"container/heap"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/redis-prober/redis-prober/internal/resp"
+)
+
+// Poller serves the open probe connections of many targets from one event
+// loop: one thread waiting in epoll(7) on all their sockets and on a heap
+// of their timers, as a C client's event loop does. Without it each probe
+// connection is a goroutine that parks on a Go timer until its slot and on
+// the netpoller until its reply, two trips through Go's scheduler a
+// request; at a thousand targets those wake-ups, not the requests, were
+// the larger share of the prober's CPU (see docs/scaling.md).
+//
+// Only a plain TCP connection whose traffic the kernel timestamps is
+// served here: TLS needs crypto/tls, which needs a net.Conn, and without
+// stamps the figure would be the loop's wake-up. Opening a connection
+// (dial, handshake and its first request, timed in user space) stays on
+// the worker's goroutine, which hands the connection over once it works
+// and gets it back, as a goroutine again, when it has to open a new one.
+//
+// The loop runs while it has connections and exits when it has none; the
+// zero cost of an idle Poller is why nothing has to stop it.
+type Poller struct {
+	mu      sync.Mutex
+	running bool
+	failed  bool        // the loop could not be set up: every worker stays on its goroutine
+	inbox   []*pollConn // handed over, not yet taken by the loop
+	sweep   bool        // a probe stopped: the loop lets go of its workers
+	evfd    int         // wakes the loop, valid while running
+	served  atomic.Int64
+}
+
+// Connections is how many probe connections the loop serves now.
+func (p *Poller) Connections() int { return int(p.served.Load()) }
+
+// NewPoller returns a Poller; its loop starts with the first connection.
+func NewPoller() *Poller { return &Poller{evfd: -1} }
+
+// maxPolledRequest bounds the requests a polled connection sends: one write
+// of a small request to a socket with nothing queued (its last request was
+// answered) never blocks, so the loop never waits to write. A probe with
+// larger values (data_size) keeps its goroutine.
+const maxPolledRequest = 4 << 10
+
+// pollConn is one probe connection owned by the loop.
+type pollConn struct {
+	w      *worker
+	fd     int
+	remote net.Addr
+	guard  *resp.Guard
+	sent   uint32 // bytes written since stamping began (the OPT_ID key space)
+	want   uint32 // key of the last write's last byte
+	buf    []byte // the reply read so far
+	// replies is the guard's count when the request went out: one more
+	// means its reply is all in buf.
+	replies  uint64
+	s        slotTiming
+	ex       exchange
+	inflight bool
+	// dead is what the connection met while no request was out (the server
+	// closed it, reset it, or sent what nobody asked for): the next
+	// request meets it, as a client reusing the connection would.
+	dead  error
+	at    time.Time // the timer: the slot's due time, or the request's deadline
+	index int       // in the timer heap, -1 when not in it
+}
+
+// pollable tells whether the worker's open connection is one the poller
+// serves.
+func (w *worker) pollable() bool {
+	if w.probe.cfg.Poller == nil || w.pc == nil {
+		return false
+	}
+	wc := w.pc.wire
+	sc, plain := wc.Conn.(*stampConn)
+	if !plain || sc != wc.stamps || w.pc.r.Buffered() > 0 || !wc.guard.Between() {
+		return false
+	}
+	for _, r := range w.reqs {
+		if len(r) > maxPolledRequest {
+			return false
+		}
+	}
+	return true
+}
+
+// handOver gives the worker's open connection, and the worker, to the
+// poller (pollable said it may); false keeps both here.
+func (w *worker) handOver() bool {
+	sc := w.pc.wire.Conn.(*stampConn)
+	// The loop gets a descriptor of its own for the socket; closing Go's
+	// takes the socket out of the netpoller, whose events for it would
+	// otherwise wake the Go scheduler on every reply.
+	fd, err := -1, error(nil)
+	if cerr := sc.rc.Control(func(f uintptr) { fd, err = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil || err != nil {
+		return false
+	}
+	pc := &pollConn{w: w, fd: fd, remote: sc.RemoteAddr(), guard: w.pc.wire.guard, sent: sc.sent, index: -1}
+	// The worker is the loop's once adopted: nothing of it is touched here
+	// after that.
+	own := w.pc
+	w.pc = nil
+	w.conn.Store(nil)
+	if !w.probe.cfg.Poller.adopt(pc) {
+		_ = unix.Close(fd)
+		w.pc = own
+		w.conn.Store(own.wire)
+		return false
+	}
+	_ = own.Close()
+	return true
+}
+
+// startLocked starts the loop; false when it cannot be set up. p.mu is held.
+func (p *Poller) startLocked() bool {
+	if p.running || p.failed {
+		return p.running
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		p.failed = true
+		return false
+	}
+	evfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err == nil {
+		err = unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(evfd)})
+		if err != nil {
+			unix.Close(evfd)
+		}
+	}
+	if err != nil {
+		unix.Close(epfd)
+		p.failed = true
+		return false
+	}
+	p.running, p.evfd = true, evfd
+	l := &pollLoop{p: p, epfd: epfd, evfd: evfd, conns: map[int32]*pollConn{},
+		oob: make([]byte, unix.CmsgSpace(3*16)), errOOB: make([]byte, 2*unix.CmsgSpace(64))}
+	l.rd = resp.NewReader(&l.src, probeReadBuffer)
+	go l.run()
+	return true
+}
+
+// adopt queues pc for the loop, starting the loop if it is not running (it
+// exits only with an empty inbox, checked under the same lock); false when
+// it cannot run.
+func (p *Poller) adopt(pc *pollConn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.startLocked() {
+		return false
+	}
+	p.inbox = append(p.inbox, pc)
+	p.wake()
+	return true
+}
+
+// stopped tells the loop that a probe's context is done.
+func (p *Poller) stopped() {
+	p.mu.Lock()
+	if p.running {
+		p.sweep = true
+		p.wake()
+	}
+	p.mu.Unlock()
+}
+
+var one = [8]byte{1}
+
+// wake rouses the loop; p.mu is held.
+func (p *Poller) wake() { _, _ = unix.Write(p.evfd, one[:]) }
+
+// pollLoop is the state of one run of the loop, touched by its goroutine only.
+type pollLoop struct {
+	p          *Poller
+	epfd, evfd int
+	conns      map[int32]*pollConn
+	timers     timerHeap
+	events     [64]unix.EpollEvent
+	msg        msgBuf
+	oob        []byte // the control messages of reads
+	errOOB     []byte // and of the error queue
+	src        bytes.Reader
+	rd         *resp.Reader // parses a complete reply out of src
+	noPwait2   bool         // the kernel has no epoll_pwait2 (before 5.11)
+	scratch    [maxLastWords]byte
+}
+
+func (l *pollLoop) run() {
+	// The thread is the loop's alone: its waits end at probes' due times,
+	// and the default 50 µs timer slack would make each up to that late.
+	// It goes back to the runtime with its slack reset rather than exit
+	// locked: a thread's exit is a parent death to any child process it
+	// once forked with Pdeathsig set (the tests' redis-servers), and would
+	// kill it.
+	runtime.LockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	defer runtime.UnlockOSThread()
+	defer func() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) }()
+	for {
+		l.fire()
+		if len(l.conns) == 0 && l.retire() {
+			return
+		}
+		n := l.wait()
+		for _, ev := range l.events[:n] {
+			if int(ev.Fd) == l.evfd {
+				l.takeInbox()
+			} else if pc := l.conns[ev.Fd]; pc != nil {
+				l.onEvent(pc, ev.Events)
+			}
+		}
+	}
+}
+
+// retire ends the loop when nothing is queued for it.
+func (l *pollLoop) retire() bool {
+	l.p.mu.Lock()
+	defer l.p.mu.Unlock()
+	if len(l.p.inbox) > 0 {
+		return false
+	}
+	l.p.running, l.p.evfd, l.p.sweep = false, -1, false
+	unix.Close(l.evfd)
+	unix.Close(l.epfd)
+	return true
+}
+
+// wait blocks in epoll until an event or the next timer, and returns how
+// many events there are.
+func (l *pollLoop) wait() int {
+	var ts *unix.Timespec
+	var left time.Duration = -1
+	if len(l.timers) > 0 {
+		left = max(time.Until(l.timers[0].at), 0)
+		t := unix.NsecToTimespec(left.Nanoseconds())
+		ts = &t
+	}
+	if !l.noPwait2 {
+		r, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])),
+			uintptr(len(l.events)), uintptr(unsafe.Pointer(ts)), 0, 0)
+		if e == 0 {
+			return int(r)
+		}
+		if e != unix.ENOSYS {
+			return 0 // EINTR: go round
+		}
+		l.noPwait2 = true
+	}
+	// Milliseconds, rounded up: the lateness is schedule lag, not charged.
+	ms := -1
+	if left >= 0 {
+		ms = int((left + time.Millisecond - 1) / time.Millisecond)
+	}
+	n, err := unix.EpollWait(l.epfd, l.events[:], ms)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// takeInbox starts serving the connections handed over, and lets go of the
+// workers of stopped probes.
+func (l *pollLoop) takeInbox() {
+	var b [8]byte
+	_, _ = unix.Read(l.evfd, b[:])
+	l.p.mu.Lock()
+	in, sweep := l.p.inbox, l.p.sweep
+	l.p.inbox, l.p.sweep = nil, false
+	l.p.mu.Unlock()
+	for _, pc := range in {
+		if pc.w.ctx.Err() != nil {
+			l.release(pc)
+			continue
+		}
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(pc.fd)}
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, pc.fd, &ev); err != nil {
+			l.handBack(pc)
+			continue
+		}
+		l.conns[int32(pc.fd)] = pc
+		l.p.served.Add(1)
+		l.next(pc)
+	}
+	if sweep {
+		for _, pc := range l.conns {
+			if pc.w.ctx.Err() != nil {
+				l.release(pc)
+			}
+		}
+	}
+}
+
+// next claims the worker's next slot: a timer until it is due, or the
+// request at once when it is overdue.
+func (l *pollLoop) next(pc *pollConn) {
+	for {
+		pc.s = pc.w.claim()
+		if !pc.s.claimed.After(pc.s.due) {
+			l.setTimer(pc, pc.s.due)
+			return
+		}
+		if l.send(pc, time.Now()) {
+			return
+		}
+	}
+}
+
+// fire runs the timers that are due: a slot to send, or a request past its
+// deadline.
+func (l *pollLoop) fire() {
+	for len(l.timers) > 0 {
+		now := time.Now()
+		pc := l.timers[0]
+		if pc.at.After(now) {
+			return
+		}
+		heap.Pop(&l.timers)
+		if pc.inflight {
+			l.finish(pc, &net.OpError{Op: "read", Net: "tcp", Addr: pc.remote, Err: os.ErrDeadlineExceeded}, now)
+		} else if !l.send(pc, now) {
+			l.next(pc)
+		}
+	}
+}
+
+// send makes the slot's request at woke; false when the slot had already
+// waited its whole timeout (recorded as such), so the next one is due.
+func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
+	deadline, ok := pc.w.wake(&pc.s, woke)
+	if !ok {
+		return false
+	}
+	if pc.dead != nil {
+		l.finish(pc, pc.dead, time.Now())
+		return true
+	}
+	req := pc.w.reqs[pc.s.ci]
+	pc.ex = exchange{writeAt: time.Now()}
+	pc.replies = pc.guard.Replies()
+	n, err := unix.Write(pc.fd, req)
+	for err == unix.EINTR {
+		n, err = unix.Write(pc.fd, req)
+	}
+	if err != nil || n < len(req) {
+		l.finish(pc, l.writeError(pc, err), time.Now())
+		return true
+	}
+	pc.sent += uint32(n)
+	pc.want = pc.sent - 1
+	// The software TX stamp is taken as the segment goes to the device,
+	// within the write on an idle socket; taking it now also clears the
+	// error queue before the reply is awaited.
+	l.drain(pc)
+	pc.inflight = true
+	l.setTimer(pc, deadline)
+	return true
+}
+
+// writeError is a failed write as the goroutine path reports it, with the
+// server's last words when it hung up on the request after saying why.
+func (l *pollLoop) writeError(pc *pollConn, err error) error {
+	if err == nil {
+		err = io.ErrShortWrite // a small write to an empty send queue: the peer is not reading
+	}
+	werr := &net.OpError{Op: "write", Net: "tcp", Addr: pc.remote, Err: err}
+	n, _, rerr := l.msg.recvmsg(uintptr(pc.fd), l.scratch[:], l.oob, unix.MSG_DONTWAIT)
+	if rerr == nil {
+		if said := errorLine(l.scratch[:n]); said != "" {
+			return &ServerRefusal{Reply: said, Err: werr}
+		}
+	}
+	return werr
+}
+
+// drain takes the request's TX stamp from the error queue.
+func (l *pollLoop) drain(pc *pollConn) {
+	if ts, ok := l.msg.drainTX(uintptr(pc.fd), l.errOOB, pc.want); ok {
+		pc.ex.txWall, pc.ex.tx = ts, true
+	}
+}
+
+// onEvent acts on what epoll reported for a connection.
+func (l *pollLoop) onEvent(pc *pollConn, events uint32) {
+	if pc.inflight {
+		if events&unix.EPOLLERR != 0 && !pc.ex.tx {
+			l.drain(pc) // a TX stamp that came after the write
+		}
+		l.read(pc)
+		return
+	}
+	// Nothing was asked: a late stamp, or the connection went bad while
+	// idle. The error queue is emptied whatever it holds.
+	if events&unix.EPOLLERR != 0 {
+		l.msg.drainTX(uintptr(pc.fd), l.errOOB, ^uint32(0))
+	}
+	n, _, err := l.msg.recvmsg(uintptr(pc.fd), l.scratch[:], l.oob, unix.MSG_DONTWAIT)
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return
+	case err != nil:
+		pc.dead = &net.OpError{Op: "read", Net: "tcp", Addr: pc.remote, Err: err}
+	case n == 0:
+		pc.dead = io.EOF
+	default:
+		if gerr := pc.guard.Feed(l.scratch[:n]); gerr != nil {
+			pc.dead = gerr
+		} else {
+			pc.dead = errUnasked
+		}
+	}
+	// It is not watched any more: the next slot meets what it saw.
+	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, pc.fd, nil)
+}
+
+// errUnasked is a server that sent bytes while no request was out: the
+// stream is out of step.
+var errUnasked = errors.New("reply with no request outstanding")
+
+// read takes what has come of the reply; a complete one settles the request.
+func (l *pollLoop) read(pc *pollConn) {
+	for {
+		if len(pc.buf) == cap(pc.buf) {
+			// The guard bounds a reply (resp.Probe), so this does too.
+			pc.buf = append(pc.buf, make([]byte, max(cap(pc.buf), probeReadBuffer))...)[:len(pc.buf)]
+		}
+		free := pc.buf[len(pc.buf):cap(pc.buf)]
+		n, oobn, err := l.msg.recvmsg(uintptr(pc.fd), free, l.oob, unix.MSG_DONTWAIT)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return
+		case err != nil:
+			l.finish(pc, &net.OpError{Op: "read", Net: "tcp", Addr: pc.remote, Err: err}, time.Now())
+			return
+		case n == 0:
+			l.finish(pc, io.EOF, time.Now())
+			return
+		}
+		pc.ex.readAt = time.Now()
+		pc.ex.rxWall, pc.ex.rx = rxStamp(l.oob[:oobn])
+		if gerr := pc.guard.Feed(free[:n]); gerr != nil {
+			l.finish(pc, gerr, pc.ex.readAt)
+			return
+		}
+		pc.buf = pc.buf[:len(pc.buf)+n]
+		if pc.guard.Replies() > pc.replies {
+			l.complete(pc)
+			return
+		}
+	}
+}
+
+// complete parses the reply now all in buf, with the probe's own codec.
+func (l *pollLoop) complete(pc *pollConn) {
+	end := pc.ex.readAt
+	l.src.Reset(pc.buf)
+	l.rd.Reset(&l.src)
+	_, _, err := l.rd.Reply()
+	if pc.guard.Replies() != pc.replies+1 || !pc.guard.Between() || l.src.Len() > 0 || l.rd.Buffered() > 0 {
+		// More came than the one reply: it is this request's all the
+		// same, and the next one meets a stream out of step.
+		pc.dead = errUnasked
+	}
+	if !pc.ex.tx {
+		l.drain(pc)
+	}
+	l.finish(pc, err, end)
+}
+
+// finish settles the request with its outcome: the worker records it, and
+// either the next slot is claimed or the connection is closed and the
+// worker goes back to a goroutine to open a new one.
+func (l *pollLoop) finish(pc *pollConn, err error, end time.Time) {
+	pc.inflight = false
+	l.stopTimer(pc)
+	if cap(pc.buf) > 64<<10 {
+		pc.buf = nil // a large reply's buffer is not kept
+	}
+	pc.buf = pc.buf[:0]
+	if pc.w.settle(&pc.s, err, end, false, pc.ex) || pc.dead != nil {
+		l.handBack(pc)
+		return
+	}
+	l.next(pc)
+}
+
+// close forgets the connection and closes it (closing takes it out of the
+// epoll set: no other descriptor refers to the socket).
+func (l *pollLoop) close(pc *pollConn) {
+	l.stopTimer(pc)
+	if l.conns[int32(pc.fd)] == pc {
+		delete(l.conns, int32(pc.fd))
+		l.p.served.Add(-1)
+	}
+	_ = unix.Close(pc.fd)
+}
+
+// handBack returns the worker to a goroutine of its own, which opens a new
+// connection for its next slot.
+func (l *pollLoop) handBack(pc *pollConn) {
+	l.close(pc)
+	go pc.w.drive()
+}
+
+// release lets go of a worker whose probe has stopped.
+func (l *pollLoop) release(pc *pollConn) {
+	l.close(pc)
+	pc.w.done()
+}
+
+func (l *pollLoop) setTimer(pc *pollConn, at time.Time) {
+	pc.at = at
+	if pc.index >= 0 {
+		heap.Fix(&l.timers, pc.index)
+	} else {
+		heap.Push(&l.timers, pc)
+	}
+}
+
+func (l *pollLoop) stopTimer(pc *pollConn) {
+	if pc.index >= 0 {
+		heap.Remove(&l.timers, pc.index)
+	}
+}
+
+// timerHeap orders connections by their timer, the earliest first.
+type timerHeap []*pollConn
+
+func (h timerHeap) Len() int           { return len(h) }
+func (h timerHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *timerHeap) Push(x any) {
+	pc := x.(*pollConn)
+	pc.index = len(*h)
+	*h = append(*h, pc)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	pc := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	pc.index = -1
+	return pc
+}

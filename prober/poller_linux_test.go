@@ -1,0 +1,143 @@
+//go:build linux
+
+package prober
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/redis-prober/redis-prober/internal/faulttest"
+	"github.com/redis-prober/redis-prober/internal/redistest"
+)
+
+// workerGoroutines counts the goroutines running a probe worker's own loop.
+func workerGoroutines() int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "prober.(*worker).run(")
+}
+
+// Once their connections are open, a probe's workers are the poller's: no
+// goroutine of theirs is left, every request is still kernel-stamped, and
+// stopping the probe hands every connection back closed.
+func TestPollerServesProbeConnections(t *testing.T) {
+	srv := redistest.Start(t)
+	cfg := testProbeConfig(t, 200, time.Second, "ping,get,set")
+	pl := cfg.Poller
+	h := startProbe(t, srv.Addr(), cfg)
+	eventually(t, 10*time.Second, "both connections on the poller", func() bool { return pl.Connections() == 2 })
+	before := h.requests("ok")
+	eventually(t, 10*time.Second, "200 more requests", func() bool { return h.requests("ok") >= before+200 })
+	if n := workerGoroutines(); n != 0 {
+		t.Errorf("%d worker goroutines with both connections on the poller, want 0", n)
+	}
+	if errs := h.requests("error") + h.requests("timeout"); errs != 0 {
+		t.Errorf("%v failed requests against a healthy server", errs)
+	}
+	h.stop()
+	if n := pl.Connections(); n != 0 {
+		t.Errorf("the poller still serves %d connections of a stopped probe", n)
+	}
+	fams := h.families()
+	var delays, fallbacks uint64
+	for _, m := range fams["redis_prober_client_delay_seconds"].GetMetric() {
+		delays += m.GetHistogram().GetSampleCount()
+	}
+	for _, m := range fams["redis_prober_clock_fallbacks_total"].GetMetric() {
+		fallbacks += uint64(m.GetCounter().GetValue())
+	}
+	reqs := uint64(h.requests(""))
+	t.Logf("%d requests, %d client-delay samples, %d clock fallbacks", reqs, delays, fallbacks)
+	// Every request but the two that opened a connection is timed by the
+	// kernel's stamps, or counted as a fallback (the host turns receive
+	// stamping on late, see stampedPings); fallbacks are few.
+	if delays+fallbacks < reqs-2 || delays < reqs/2 {
+		t.Errorf("%d requests, %d stamped, %d fallbacks", reqs, delays, fallbacks)
+	}
+}
+
+// A polled connection the server closes while no request is out (CLIENT
+// KILL, a restart, the timeout directive) fails the next request, as it
+// would for a client reusing it, and the worker opens a new one.
+func TestPolledConnectionKilledWhileIdle(t *testing.T) {
+	srv := redistest.Start(t)
+	cfg := testProbeConfig(t, 20, time.Second, "ping")
+	pl := cfg.Poller
+	h := startProbe(t, srv.Addr(), cfg)
+	eventually(t, 10*time.Second, "both connections on the poller", func() bool { return pl.Connections() == 2 })
+	c := srv.Client()
+	defer c.Close()
+	if err := c.Do(context.Background(), "CLIENT", "KILL", "TYPE", "normal").Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the killed connections' next requests to fail", func() bool { return h.requests("error") >= 2 })
+	ok := h.requests("ok")
+	eventually(t, 10*time.Second, "new connections on the poller", func() bool {
+		return pl.Connections() == 2 && h.requests("ok") >= ok+10
+	})
+	if e := h.requests("error"); e > 2 {
+		t.Errorf("%v errors for two killed connections, want 2", e)
+	}
+	if h.up() != 1 {
+		t.Errorf("up = %v after reconnecting", h.up())
+	}
+}
+
+// A server that sends a reply nobody asked for, after the one that was
+// asked for, puts the stream out of step: the loop does not take it for the
+// next request's reply. The next request fails, says why, and the worker
+// reconnects; nothing hangs or crashes.
+func TestPolledUnaskedReplyIsAnError(t *testing.T) {
+	srv := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {
+		return faulttest.Reply{Bytes: []byte("+PONG\r\n"), Stream: func(w io.Writer) error {
+			// The extra reply comes once the connection has gone to the
+			// poller, as a separate segment.
+			if f, ok := w.(interface{ Flush() error }); ok {
+				if err := f.Flush(); err != nil {
+					return err
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+			_, err := w.Write([]byte("+EXTRA\r\n"))
+			return err
+		}}
+	}))
+	cfg := testProbeConfig(t, 10, time.Second, "ping")
+	cfg.Connections = 1
+	var logs syncBuf
+	m := NewMetrics(prometheus.NewRegistry())
+	rec := m.ForTarget("t", []string{"ping"}, 5*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		NewProbe(cfg, Endpoint{Network: "tcp", Addr: srv.Addr()}, rec, NewFaultLog(slog.New(slog.NewTextHandler(&logs, nil)))).Run(ctx)
+	}()
+	errs := func() float64 {
+		return testutil.ToFloat64(m.requests.WithLabelValues("t", "", "ping", "probe", "error"))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for errs() < 2 {
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("no request failed on a stream out of step within 10 s; log:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if !strings.Contains(logs.String(), errUnasked.Error()) {
+		t.Errorf("the log does not say why the request failed:\n%s", logs.String())
+	}
+	if oks := testutil.ToFloat64(m.requests.WithLabelValues("t", "", "ping", "probe", "ok")); oks < 2 {
+		t.Errorf("%v requests ok: the asked-for replies must still count", oks)
+	}
+}

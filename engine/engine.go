@@ -135,6 +135,9 @@ type Engine struct {
 	metrics  *prober.Metrics
 	services []Service
 	ready    atomic.Bool
+	// poller serves every target's open probe connections from one event
+	// loop (prober.Poller).
+	poller *prober.Poller
 
 	mu      sync.Mutex
 	running map[string]*runningTarget
@@ -157,7 +160,8 @@ func New(reg prometheus.Registerer, log *slog.Logger, services ...Service) *Engi
 // NewWithMetrics is New for callers that build the services from the same
 // Metrics (bursts record into the shared latency histogram).
 func NewWithMetrics(m *prober.Metrics, log *slog.Logger, services ...Service) *Engine {
-	return &Engine{log: log, metrics: m, services: services, running: map[string]*runningTarget{}}
+	return &Engine{log: log, metrics: m, services: services, running: map[string]*runningTarget{},
+		poller: prober.NewPoller()}
 }
 
 // Metrics exposes the shared recorders, for bursts and collectors wired by

@@ -21,6 +21,7 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 		cfg.Commands = readCommands(cfg.Commands)
 	}
 	cfg.OnError = onError
+	cfg.Poller = e.poller
 	names := make([]string, len(cfg.Commands))
 	for i, c := range cfg.Commands {
 		names[i] = c.Name
@@ -81,7 +82,9 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 			probeRec = history.TapRecorder(probeRec, tap.probeSamples(t, names))
 		}
 	}
-	run(func() { prober.NewProbe(cfg, t.Endpoint, probeRec, faults).Run(ctx) })
+	// The probe's workers need no goroutine here: with their connections
+	// open they are the poller's.
+	probeDone := prober.NewProbe(cfg, t.Endpoint, probeRec, faults).Start(ctx)
 	for _, svc := range e.services {
 		if ts, ok := svc.(TaskService); ok {
 			tasks, done := ts.NodeTasks(t, control)
@@ -95,6 +98,7 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	// connections, this loop and the services that still want their own.
 	RunTasks(ctx, housekeeping)
 	wg.Wait()
+	probeDone() // before the clean-up: no probe write may follow its deletes
 
 	if t.ReadOnly {
 		return // a replica holds only what its primary's keeper deletes

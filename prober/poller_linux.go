@@ -67,7 +67,7 @@ type pollConn struct {
 	guard  *resp.Guard
 	sent   uint32 // bytes written since stamping began (the OPT_ID key space)
 	want   uint32 // key of the last write's last byte
-	buf    []byte // the reply read so far
+	buf    []byte // the reply read so far, when one read did not bring it all
 	// replies is the guard's count when the request went out: one more
 	// means its reply is all in buf.
 	replies  uint64
@@ -201,6 +201,7 @@ type pollLoop struct {
 	rd         *resp.Reader // parses a complete reply out of src
 	noPwait2   bool         // the kernel has no epoll_pwait2 (before 5.11)
 	scratch    [maxLastWords]byte
+	in         [16 << 10]byte // the first read of every reply
 }
 
 func (l *pollLoop) run() {
@@ -435,14 +436,20 @@ func (l *pollLoop) onEvent(pc *pollConn, events uint32) {
 var errUnasked = errors.New("reply with no request outstanding")
 
 // read takes what has come of the reply; a complete one settles the request.
+// The first read of a reply goes to the loop's own buffer, so a reply that
+// comes in one read (nearly all) costs its connection no buffer of its own;
+// only the rest of a longer one is gathered in the connection's.
 func (l *pollLoop) read(pc *pollConn) {
 	for {
-		if len(pc.buf) == cap(pc.buf) {
-			// The guard bounds a reply (resp.Probe), so this does too.
-			pc.buf = append(pc.buf, make([]byte, max(cap(pc.buf), probeReadBuffer))...)[:len(pc.buf)]
+		into := l.in[:]
+		if len(pc.buf) > 0 {
+			if len(pc.buf) == cap(pc.buf) {
+				// The guard bounds a reply (resp.Probe), so this does too.
+				pc.buf = append(pc.buf, make([]byte, cap(pc.buf))...)[:len(pc.buf)]
+			}
+			into = pc.buf[len(pc.buf):cap(pc.buf)]
 		}
-		free := pc.buf[len(pc.buf):cap(pc.buf)]
-		n, oobn, err := l.msg.recvmsg(uintptr(pc.fd), free, l.oob, unix.MSG_DONTWAIT)
+		n, oobn, err := l.msg.recvmsg(uintptr(pc.fd), into, l.oob, unix.MSG_DONTWAIT)
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -457,22 +464,30 @@ func (l *pollLoop) read(pc *pollConn) {
 		}
 		pc.ex.readAt = time.Now()
 		pc.ex.rxWall, pc.ex.rx = rxStamp(l.oob[:oobn])
-		if gerr := pc.guard.Feed(free[:n]); gerr != nil {
+		got := into[:n]
+		if gerr := pc.guard.Feed(got); gerr != nil {
 			l.finish(pc, gerr, pc.ex.readAt)
 			return
 		}
-		pc.buf = pc.buf[:len(pc.buf)+n]
-		if pc.guard.Replies() > pc.replies {
-			l.complete(pc)
+		done := pc.guard.Replies() > pc.replies
+		switch {
+		case len(pc.buf) > 0:
+			pc.buf = pc.buf[:len(pc.buf)+n]
+			got = pc.buf
+		case !done:
+			pc.buf = append(make([]byte, 0, 2*len(l.in)), got...)
+		}
+		if done {
+			l.complete(pc, got)
 			return
 		}
 	}
 }
 
-// complete parses the reply now all in buf, with the probe's own codec.
-func (l *pollLoop) complete(pc *pollConn) {
+// complete parses the reply now all in data, with the probe's own codec.
+func (l *pollLoop) complete(pc *pollConn, data []byte) {
 	end := pc.ex.readAt
-	l.src.Reset(pc.buf)
+	l.src.Reset(data)
 	l.rd.Reset(&l.src)
 	_, _, err := l.rd.Reply()
 	if pc.guard.Replies() != pc.replies+1 || !pc.guard.Between() || l.src.Len() > 0 || l.rd.Buffered() > 0 {
@@ -492,10 +507,7 @@ func (l *pollLoop) complete(pc *pollConn) {
 func (l *pollLoop) finish(pc *pollConn, err error, end time.Time) {
 	pc.inflight = false
 	l.stopTimer(pc)
-	if cap(pc.buf) > 64<<10 {
-		pc.buf = nil // a large reply's buffer is not kept
-	}
-	pc.buf = pc.buf[:0]
+	pc.buf = nil // a reply longer than one read is rare: its buffer is not kept
 	if pc.w.settle(&pc.s, err, end, false, pc.ex) || pc.dead != nil {
 		l.handBack(pc)
 		return

@@ -141,3 +141,39 @@ func TestPolledUnaskedReplyIsAnError(t *testing.T) {
 		t.Errorf("%v requests ok: the asked-for replies must still count", oks)
 	}
 }
+
+// A reply longer than one read (here 40 KiB, sent in pieces) is gathered
+// and counts as one reply, on the poller.
+func TestPolledReplyInPieces(t *testing.T) {
+	const size = 40 << 10
+	srv := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {
+		return faulttest.Reply{Bytes: []byte("$40960\r\n"), Stream: func(w io.Writer) error {
+			f := w.(interface{ Flush() error })
+			chunk := strings.Repeat("x", size/4)
+			for range 4 {
+				if _, err := io.WriteString(w, chunk); err != nil {
+					return err
+				}
+				if err := f.Flush(); err != nil {
+					return err
+				}
+				time.Sleep(time.Millisecond)
+			}
+			_, err := io.WriteString(w, "\r\n")
+			return err
+		}}
+	}))
+	cfg := testProbeConfig(t, 50, time.Second, "ping")
+	cfg.Connections = 1
+	pl := cfg.Poller
+	h := startProbe(t, srv.Addr(), cfg)
+	eventually(t, 10*time.Second, "the connection on the poller", func() bool { return pl.Connections() == 1 })
+	before := h.requests("ok")
+	eventually(t, 10*time.Second, "20 more replies", func() bool { return h.requests("ok") >= before+20 })
+	if bad := h.requests("error") + h.requests("timeout"); bad != 0 {
+		t.Errorf("%v failed requests: a reply in pieces was not gathered", bad)
+	}
+	if pl.Connections() != 1 {
+		t.Errorf("the connection left the poller")
+	}
+}

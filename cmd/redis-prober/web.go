@@ -38,7 +38,7 @@ type webConfig struct {
 // Every timeout is set so a slow or silent client cannot hold a connection.
 func newWebServer(cfg webConfig, gatherer prometheus.Gatherer, log *slog.Logger) *http.Server {
 	mux := http.NewServeMux()
-	mux.Handle(cfg.telemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+	mux.Handle(cfg.telemetryPath, metricsHandler(gatherer, promhttp.HandlerOpts{
 		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelError),
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: cfg.maxRequests,

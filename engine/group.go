@@ -55,8 +55,7 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 
 	refresh := make(chan struct{}, 1)
 	onError := func(err error) {
-		// A MOVED reply means the slot map changed under us.
-		if strings.HasPrefix(err.Error(), "MOVED ") || strings.HasPrefix(err.Error(), "ASK ") {
+		if isMoved(err) {
 			select {
 			case refresh <- struct{}{}:
 			default:
@@ -81,8 +80,30 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 	failing := false // a failure was logged and no success since
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
+	var found []nodeSpec // what a single server's own check found
 	for {
-		specs, err := d.discover(ctx)
+		var (
+			specs []nodeSpec
+			err   error
+		)
+		if found != nil {
+			specs, found = found, nil
+		} else {
+			specs, err = d.discover(ctx)
+		}
+		if err == nil && len(specs) == 1 && specs[0].node == "" && len(children) == 0 {
+			// One plain server, the common target: its node runs on this
+			// goroutine, with the topology check among its tasks.
+			if failing {
+				log.Info("topology discovery works again")
+				failing = false
+			}
+			found = e.runSingle(ctx, t, specs[0], d, interval, cleanupTimeout, problems)
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return
@@ -152,6 +173,54 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 			}
 		}
 	}
+}
+
+// runSingle runs the node of a target that is one plain server on the
+// calling goroutine, until ctx is done or the topology changes: a node
+// costs a goroutine less than a group of them. The check "is it a Cluster
+// now?" is one of the node's housekeeping tasks, every interval, and a
+// MOVED or ASK reply ends the node at once. It returns what the check found,
+// or nil for "ask again".
+func (e *Engine) runSingle(ctx context.Context, t Target, s nodeSpec, d discoverer, interval, cleanupTimeout time.Duration, problems *spellLog) []nodeSpec {
+	nctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	onError := func(err error) {
+		if isMoved(err) {
+			cancel()
+		}
+	}
+	var found []nodeSpec // written and read on this goroutine: the task runs on it
+	started := false
+	check := Task{Every: interval, Run: func(ctx context.Context) {
+		if !started {
+			started = true // the node was started from a check just made
+			return
+		}
+		specs, err := d.discover(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				problems.warn("discovery: "+clip(err.Error()), "topology discovery failed; keeping the nodes known so far", "err", err)
+			}
+			return
+		}
+		if len(specs) != 1 || specs[0].key() != s.key() {
+			found = specs
+			cancel()
+		}
+	}}
+	nt := t
+	nt.Node, nt.Endpoint, nt.ReadOnly = s.node, s.ep, s.readOnly
+	nt.Probe.Namespace.Tag = s.tag
+	e.runNode(nctx, nt, cleanupTimeout, onError, check)
+	if ctx.Err() == nil {
+		e.metrics.ForgetNode(t.Name, s.node) // the server left the target's topology
+	}
+	return found
+}
+
+// isMoved tells a reply that says the slot map changed under us.
+func isMoved(err error) bool {
+	return strings.HasPrefix(err.Error(), "MOVED ") || strings.HasPrefix(err.Error(), "ASK ")
 }
 
 // manyNodeChanges is how many nodes may join or leave in one refresh with a

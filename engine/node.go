@@ -13,8 +13,9 @@ import (
 // runNode runs the loops of one Redis server of a target (the server itself,
 // one Cluster node, the current Sentinel primary) and cleans up after them.
 // onError sees every failed probe, so a MOVED reply can refresh a Cluster's
-// topology at once.
-func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Duration, onError func(error)) {
+// topology at once; extra are further housekeeping tasks of the node (a
+// single server's topology check).
+func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Duration, onError func(error), extra ...Task) {
 	log := t.logger(e.log)
 	cfg := t.Probe
 	if t.ReadOnly {
@@ -53,7 +54,7 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 			f()
 		}()
 	}
-	var housekeeping []Task
+	housekeeping := append([]Task(nil), extra...)
 	if !t.ReadOnly {
 		housekeeping = append(housekeeping, Task{Every: t.SeedInterval, Run: func(ctx context.Context) { _ = keeper.Seed(ctx) }})
 	}

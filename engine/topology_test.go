@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -247,4 +248,76 @@ func TestClusterFoundThroughLaterSeed(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// A target that is one plain server runs its node on the target's own
+// goroutine, with the topology check as one of the node's tasks: when the
+// check finds a Cluster (here the server is gone and a seed answers), the
+// single node stops, its series go, and every shard is probed.
+func TestSingleServerBecomesCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	plain := redistest.Start(t)
+	tg := testTarget(t, plain)
+	tg.Name = "moving"
+	tg.Cluster = ClusterOptions{Refresh: 300 * time.Millisecond}
+	_, seed, err := ParseAddr(cl.Nodes[0].URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Cluster.Seeds = []prober.Endpoint{seed}
+	reg := prometheus.NewRegistry()
+	e := New(reg, quietLogger())
+	runEngine(t, e, Config{Targets: []Target{tg}, CleanupTimeout: 3 * time.Second})
+	waitFor(t, 10*time.Second, "the plain server up", func() bool { return upByNode(t, reg, "moving")[""] == 1 })
+	plain.Kill()
+	waitFor(t, 15*time.Second, "three shards up and the single node gone", func() bool {
+		up := upByNode(t, reg, "moving")
+		if _, single := up[""]; single {
+			return false
+		}
+		for _, s := range cl.Nodes {
+			if up[s.Addr()] != 1 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// A plain target costs one goroutine once its probe connections are open:
+// its node's housekeeping loop, on the target's own goroutine (topology
+// check included); the probe workers are the poller's.
+func TestPlainTargetIsOneGoroutine(t *testing.T) {
+	srv := redistest.Start(t)
+	const n = 5
+	var targets []Target
+	for i := range n {
+		tg := testTarget(t, srv)
+		tg.Name = fmt.Sprintf("plain-%d", i)
+		tg.Probe.Namespace.Tag = tg.Name
+		tg.ConnectInterval = 0
+		targets = append(targets, tg)
+	}
+	reg := prometheus.NewRegistry()
+	e := New(reg, quietLogger())
+	runEngine(t, e, Config{Targets: targets, CleanupTimeout: 3 * time.Second})
+	waitFor(t, 10*time.Second, "every probe connection on the poller", func() bool {
+		return e.poller.Connections() == n*targets[0].Probe.Connections
+	})
+	buf := make([]byte, 4<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	counts := map[string]int{}
+	for _, g := range strings.Split(stacks, "\n\n") {
+		switch {
+		case strings.Contains(g, "prober.(*worker).run("):
+			counts["probe worker"]++
+		case strings.Contains(g, "engine.(*Engine).runGroup.func"):
+			counts["node of a group"]++
+		case strings.Contains(g, "engine.(*Engine).runSingle("):
+			counts["single node"]++
+		}
+	}
+	if counts["single node"] != n || counts["probe worker"] != 0 || counts["node of a group"] != 0 {
+		t.Errorf("goroutines of %d plain targets: %v; want %d single nodes and nothing else", n, counts, n)
+	}
 }

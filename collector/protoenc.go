@@ -14,18 +14,17 @@ import (
 // ProtoEncoder writes metric families as expfmt's protobuf encoder does
 // (model.EscapeMetricFamily, then protodelim.MarshalTo): the same bytes,
 // without the reflection of the protobuf runtime, which walks every
-// message twice through function tables (once for its size) and makes a
-// buffer a family. At 1,000 targets that was half of a protobuf scrape.
-// Fields are written in field-number order, as the protobuf runtime does;
-// unknown fields are not written (gathered families have none).
+// message twice (once for its size, through function tables) and makes a
+// buffer a family. This one walks them once: a nested message is written
+// after one byte kept for its length, and moved on in the rare case its
+// length needs more (a histogram). At 1,000 targets expfmt's encoder was
+// half of a protobuf scrape, most of it waiting for memory. Fields are
+// written in field-number order, as the protobuf runtime does; unknown
+// fields are not written (gathered families have none).
 type ProtoEncoder struct {
 	w      io.Writer
 	scheme model.EscapingScheme
 	buf    []byte
-	// sizes are the sizes of the nested messages of one family, in the
-	// order the writer meets them: computed once, read once.
-	sizes []int
-	next  int
 }
 
 // NewProtoEncoder returns an encoder writing to w with the escaping
@@ -34,27 +33,26 @@ func NewProtoEncoder(w io.Writer, scheme model.EscapingScheme) *ProtoEncoder {
 	return &ProtoEncoder{w: w, scheme: scheme}
 }
 
+// Reset makes e write to w with scheme, keeping its buffer.
+func (e *ProtoEncoder) Reset(w io.Writer, scheme model.EscapingScheme) {
+	e.w, e.scheme = w, scheme
+}
+
 // Encode writes mf, length-delimited.
 func (e *ProtoEncoder) Encode(mf *dto.MetricFamily) error {
-	e.sizes, e.next = e.sizes[:0], 0
-	size := e.sizeFamily(mf)
-	b := protowire.AppendVarint(e.buf[:0], uint64(size))
+	// The family is written after room for the longest length varint,
+	// and its length in the room's end.
+	b := append(e.buf[:0], make([]byte, binary.MaxVarintLen64)...)
 	b = e.appendFamily(b, mf)
 	e.buf = b
-	_, err := e.w.Write(b)
+	n := uint64(len(b) - binary.MaxVarintLen64)
+	at := binary.MaxVarintLen64 - protowire.SizeVarint(n)
+	protowire.AppendVarint(b[at:at], n)
+	_, err := e.w.Write(b[at:])
 	return err
 }
 
-// The wire types and tags of the fields written below.
 func tag(num protowire.Number, typ protowire.Type) uint64 { return uint64(num)<<3 | uint64(typ) }
-
-func sizeTag(num protowire.Number) int { return protowire.SizeVarint(uint64(num) << 3) }
-
-func sizeBytes(num protowire.Number, n int) int { return sizeTag(num) + protowire.SizeBytes(n) }
-
-func sizeVarint(num protowire.Number, v uint64) int { return sizeTag(num) + protowire.SizeVarint(v) }
-
-func sizeFixed64(num protowire.Number) int { return sizeTag(num) + 8 }
 
 func appendString(b []byte, num protowire.Number, s string) []byte {
 	b = protowire.AppendVarint(b, tag(num, protowire.BytesType))
@@ -72,26 +70,30 @@ func appendDouble(b []byte, num protowire.Number, v float64) []byte {
 	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 }
 
-// push reserves the size of a nested message; set fills it in.
-func (e *ProtoEncoder) push() int {
-	e.sizes = append(e.sizes, 0)
-	return len(e.sizes) - 1
-}
-
-func (e *ProtoEncoder) set(i, size int) int {
-	e.sizes[i] = size
-	return size
-}
-
-// appendNested writes the tag and the size of the next nested message.
-func (e *ProtoEncoder) appendNested(b []byte, num protowire.Number) []byte {
+// begin writes the tag of nested message num and one byte for its
+// length; the message follows, from the returned offset, and end writes
+// its length.
+func begin(b []byte, num protowire.Number) ([]byte, int) {
 	b = protowire.AppendVarint(b, tag(num, protowire.BytesType))
-	b = protowire.AppendVarint(b, uint64(e.sizes[e.next]))
-	e.next++
+	b = append(b, 0)
+	return b, len(b)
+}
+
+func end(b []byte, start int) []byte {
+	n := len(b) - start
+	if n < 0x80 {
+		b[start-1] = byte(n)
+		return b
+	}
+	k := protowire.SizeVarint(uint64(n))
+	var room [binary.MaxVarintLen64]byte
+	b = append(b, room[:k-1]...)
+	copy(b[start+k-1:], b[start:start+n])
+	protowire.AppendVarint(b[start-1:start-1], uint64(n))
 	return b
 }
 
-// familyName and labelNames escape as model.EscapeMetricFamily does.
+// familyName and label escape as model.EscapeMetricFamily does.
 func (e *ProtoEncoder) familyName(mf *dto.MetricFamily) string {
 	n := mf.GetName()
 	if e.scheme == model.NoEscaping || mf.Name == nil || model.IsValidLegacyMetricName(n) {
@@ -117,26 +119,6 @@ func (e *ProtoEncoder) label(lp *dto.LabelPair) (name, value string) {
 	return name, value
 }
 
-func (e *ProtoEncoder) sizeFamily(mf *dto.MetricFamily) int {
-	n := 0
-	if mf.Name != nil {
-		n += sizeBytes(1, len(e.familyName(mf)))
-	}
-	if mf.Help != nil {
-		n += sizeBytes(2, len(*mf.Help))
-	}
-	if mf.Type != nil {
-		n += sizeVarint(3, uint64(int64(*mf.Type)))
-	}
-	for _, m := range mf.Metric {
-		n += sizeBytes(4, e.sizeMetric(m))
-	}
-	if mf.Unit != nil {
-		n += sizeBytes(5, len(*mf.Unit))
-	}
-	return n
-}
-
 func (e *ProtoEncoder) appendFamily(b []byte, mf *dto.MetricFamily) []byte {
 	if mf.Name != nil {
 		b = appendString(b, 1, e.familyName(mf))
@@ -148,8 +130,10 @@ func (e *ProtoEncoder) appendFamily(b []byte, mf *dto.MetricFamily) []byte {
 		b = appendVarint(b, 3, uint64(int64(*mf.Type)))
 	}
 	for _, m := range mf.Metric {
-		b = e.appendNested(b, 4)
+		var at int
+		b, at = begin(b, 4)
 		b = e.appendMetric(b, m)
+		b = end(b, at)
 	}
 	if mf.Unit != nil {
 		b = appendString(b, 5, *mf.Unit)
@@ -157,30 +141,10 @@ func (e *ProtoEncoder) appendFamily(b []byte, mf *dto.MetricFamily) []byte {
 	return b
 }
 
-func (e *ProtoEncoder) sizeLabels(num protowire.Number, labels []*dto.LabelPair) int {
-	n := 0
-	for _, lp := range labels {
-		n += sizeBytes(num, e.sizeLabel(lp))
-	}
-	return n
-}
-
-func (e *ProtoEncoder) sizeLabel(lp *dto.LabelPair) int {
-	i := e.push()
-	name, value := e.label(lp)
-	n := 0
-	if lp.Name != nil {
-		n += sizeBytes(1, len(name))
-	}
-	if lp.Value != nil {
-		n += sizeBytes(2, len(value))
-	}
-	return e.set(i, n)
-}
-
-func (e *ProtoEncoder) appendLabels(b []byte, num protowire.Number, labels []*dto.LabelPair) []byte {
-	for _, lp := range labels {
-		b = e.appendNested(b, num)
+func (e *ProtoEncoder) appendMetric(b []byte, m *dto.Metric) []byte {
+	var at int
+	for _, lp := range m.Label {
+		b, at = begin(b, 1)
 		name, value := e.label(lp)
 		if lp.Name != nil {
 			b = appendString(b, 1, name)
@@ -188,72 +152,40 @@ func (e *ProtoEncoder) appendLabels(b []byte, num protowire.Number, labels []*dt
 		if lp.Value != nil {
 			b = appendString(b, 2, value)
 		}
+		b = end(b, at)
 	}
-	return b
-}
-
-func (e *ProtoEncoder) sizeMetric(m *dto.Metric) int {
-	i := e.push()
-	n := e.sizeLabels(1, m.Label)
 	if m.Gauge != nil {
-		n += sizeBytes(2, e.sizeValue(m.Gauge.Value))
-	}
-	if m.Counter != nil {
-		n += sizeBytes(3, e.sizeCounter(m.Counter))
-	}
-	if m.Summary != nil {
-		n += sizeBytes(4, e.sizeSummary(m.Summary))
-	}
-	if m.Untyped != nil {
-		n += sizeBytes(5, e.sizeValue(m.Untyped.Value))
-	}
-	if m.TimestampMs != nil {
-		n += sizeVarint(6, uint64(*m.TimestampMs))
-	}
-	if m.Histogram != nil {
-		n += sizeBytes(7, e.sizeHistogram(m.Histogram))
-	}
-	return e.set(i, n)
-}
-
-func (e *ProtoEncoder) appendMetric(b []byte, m *dto.Metric) []byte {
-	b = e.appendLabels(b, 1, m.Label)
-	if m.Gauge != nil {
-		b = e.appendNested(b, 2)
+		b, at = begin(b, 2)
 		b = appendValue(b, m.Gauge.Value)
+		b = end(b, at)
 	}
 	if m.Counter != nil {
-		b = e.appendNested(b, 3)
-		b = e.appendCounter(b, m.Counter)
+		b, at = begin(b, 3)
+		b = appendCounter(b, m.Counter)
+		b = end(b, at)
 	}
 	if m.Summary != nil {
-		b = e.appendNested(b, 4)
-		b = e.appendSummary(b, m.Summary)
+		b, at = begin(b, 4)
+		b = appendSummary(b, m.Summary)
+		b = end(b, at)
 	}
 	if m.Untyped != nil {
-		b = e.appendNested(b, 5)
+		b, at = begin(b, 5)
 		b = appendValue(b, m.Untyped.Value)
+		b = end(b, at)
 	}
 	if m.TimestampMs != nil {
 		b = appendVarint(b, 6, uint64(*m.TimestampMs))
 	}
 	if m.Histogram != nil {
-		b = e.appendNested(b, 7)
-		b = e.appendHistogram(b, m.Histogram)
+		b, at = begin(b, 7)
+		b = appendHistogram(b, m.Histogram)
+		b = end(b, at)
 	}
 	return b
 }
 
-// sizeValue is the size of a Gauge or Untyped: one double, field 1.
-func (e *ProtoEncoder) sizeValue(v *float64) int {
-	i := e.push()
-	n := 0
-	if v != nil {
-		n = sizeFixed64(1)
-	}
-	return e.set(i, n)
-}
-
+// appendValue writes a Gauge or Untyped: one double, field 1.
 func appendValue(b []byte, v *float64) []byte {
 	if v != nil {
 		b = appendDouble(b, 1, *v)
@@ -261,63 +193,26 @@ func appendValue(b []byte, v *float64) []byte {
 	return b
 }
 
-func (e *ProtoEncoder) sizeCounter(c *dto.Counter) int {
-	i := e.push()
-	n := 0
-	if c.Value != nil {
-		n += sizeFixed64(1)
-	}
-	if c.Exemplar != nil {
-		n += sizeBytes(2, e.sizeExemplar(c.Exemplar))
-	}
-	if c.CreatedTimestamp != nil {
-		n += sizeBytes(3, e.sizeTimestamp(c.CreatedTimestamp))
-	}
-	return e.set(i, n)
-}
-
-func (e *ProtoEncoder) appendCounter(b []byte, c *dto.Counter) []byte {
+func appendCounter(b []byte, c *dto.Counter) []byte {
+	var at int
 	if c.Value != nil {
 		b = appendDouble(b, 1, *c.Value)
 	}
 	if c.Exemplar != nil {
-		b = e.appendNested(b, 2)
-		b = e.appendExemplar(b, c.Exemplar)
+		b, at = begin(b, 2)
+		b = appendExemplar(b, c.Exemplar)
+		b = end(b, at)
 	}
 	if c.CreatedTimestamp != nil {
-		b = e.appendNested(b, 3)
+		b, at = begin(b, 3)
 		b = appendTimestamp(b, c.CreatedTimestamp)
+		b = end(b, at)
 	}
 	return b
 }
 
-func (e *ProtoEncoder) sizeSummary(s *dto.Summary) int {
-	i := e.push()
-	n := 0
-	if s.SampleCount != nil {
-		n += sizeVarint(1, *s.SampleCount)
-	}
-	if s.SampleSum != nil {
-		n += sizeFixed64(2)
-	}
-	for _, q := range s.Quantile {
-		j := e.push()
-		qn := 0
-		if q.Quantile != nil {
-			qn += sizeFixed64(1)
-		}
-		if q.Value != nil {
-			qn += sizeFixed64(2)
-		}
-		n += sizeBytes(3, e.set(j, qn))
-	}
-	if s.CreatedTimestamp != nil {
-		n += sizeBytes(4, e.sizeTimestamp(s.CreatedTimestamp))
-	}
-	return e.set(i, n)
-}
-
-func (e *ProtoEncoder) appendSummary(b []byte, s *dto.Summary) []byte {
+func appendSummary(b []byte, s *dto.Summary) []byte {
+	var at int
 	if s.SampleCount != nil {
 		b = appendVarint(b, 1, *s.SampleCount)
 	}
@@ -325,82 +220,25 @@ func (e *ProtoEncoder) appendSummary(b []byte, s *dto.Summary) []byte {
 		b = appendDouble(b, 2, *s.SampleSum)
 	}
 	for _, q := range s.Quantile {
-		b = e.appendNested(b, 3)
+		b, at = begin(b, 3)
 		if q.Quantile != nil {
 			b = appendDouble(b, 1, *q.Quantile)
 		}
 		if q.Value != nil {
 			b = appendDouble(b, 2, *q.Value)
 		}
+		b = end(b, at)
 	}
 	if s.CreatedTimestamp != nil {
-		b = e.appendNested(b, 4)
+		b, at = begin(b, 4)
 		b = appendTimestamp(b, s.CreatedTimestamp)
+		b = end(b, at)
 	}
 	return b
 }
 
-func (e *ProtoEncoder) sizeHistogram(h *dto.Histogram) int {
-	i := e.push()
-	n := 0
-	if h.SampleCount != nil {
-		n += sizeVarint(1, *h.SampleCount)
-	}
-	if h.SampleSum != nil {
-		n += sizeFixed64(2)
-	}
-	for _, bk := range h.Bucket {
-		j := e.push()
-		bn := 0
-		if bk.CumulativeCount != nil {
-			bn += sizeVarint(1, *bk.CumulativeCount)
-		}
-		if bk.UpperBound != nil {
-			bn += sizeFixed64(2)
-		}
-		if bk.Exemplar != nil {
-			bn += sizeBytes(3, e.sizeExemplar(bk.Exemplar))
-		}
-		if bk.CumulativeCountFloat != nil {
-			bn += sizeFixed64(4)
-		}
-		n += sizeBytes(3, e.set(j, bn))
-	}
-	if h.SampleCountFloat != nil {
-		n += sizeFixed64(4)
-	}
-	if h.Schema != nil {
-		n += sizeVarint(5, protowire.EncodeZigZag(int64(*h.Schema)))
-	}
-	if h.ZeroThreshold != nil {
-		n += sizeFixed64(6)
-	}
-	if h.ZeroCount != nil {
-		n += sizeVarint(7, *h.ZeroCount)
-	}
-	if h.ZeroCountFloat != nil {
-		n += sizeFixed64(8)
-	}
-	n += e.sizeSpans(9, h.NegativeSpan)
-	for _, d := range h.NegativeDelta {
-		n += sizeVarint(10, protowire.EncodeZigZag(d))
-	}
-	n += len(h.NegativeCount) * sizeFixed64(11)
-	n += e.sizeSpans(12, h.PositiveSpan)
-	for _, d := range h.PositiveDelta {
-		n += sizeVarint(13, protowire.EncodeZigZag(d))
-	}
-	n += len(h.PositiveCount) * sizeFixed64(14)
-	if h.CreatedTimestamp != nil {
-		n += sizeBytes(15, e.sizeTimestamp(h.CreatedTimestamp))
-	}
-	for _, x := range h.Exemplars {
-		n += sizeBytes(16, e.sizeExemplar(x))
-	}
-	return e.set(i, n)
-}
-
-func (e *ProtoEncoder) appendHistogram(b []byte, h *dto.Histogram) []byte {
+func appendHistogram(b []byte, h *dto.Histogram) []byte {
+	var at int
 	if h.SampleCount != nil {
 		b = appendVarint(b, 1, *h.SampleCount)
 	}
@@ -408,7 +246,7 @@ func (e *ProtoEncoder) appendHistogram(b []byte, h *dto.Histogram) []byte {
 		b = appendDouble(b, 2, *h.SampleSum)
 	}
 	for _, bk := range h.Bucket {
-		b = e.appendNested(b, 3)
+		b, at = begin(b, 3)
 		if bk.CumulativeCount != nil {
 			b = appendVarint(b, 1, *bk.CumulativeCount)
 		}
@@ -416,12 +254,15 @@ func (e *ProtoEncoder) appendHistogram(b []byte, h *dto.Histogram) []byte {
 			b = appendDouble(b, 2, *bk.UpperBound)
 		}
 		if bk.Exemplar != nil {
-			b = e.appendNested(b, 3)
-			b = e.appendExemplar(b, bk.Exemplar)
+			var ex int
+			b, ex = begin(b, 3)
+			b = appendExemplar(b, bk.Exemplar)
+			b = end(b, ex)
 		}
 		if bk.CumulativeCountFloat != nil {
 			b = appendDouble(b, 4, *bk.CumulativeCountFloat)
 		}
+		b = end(b, at)
 	}
 	if h.SampleCountFloat != nil {
 		b = appendDouble(b, 4, *h.SampleCountFloat)
@@ -438,14 +279,14 @@ func (e *ProtoEncoder) appendHistogram(b []byte, h *dto.Histogram) []byte {
 	if h.ZeroCountFloat != nil {
 		b = appendDouble(b, 8, *h.ZeroCountFloat)
 	}
-	b = e.appendSpans(b, 9, h.NegativeSpan)
+	b = appendSpans(b, 9, h.NegativeSpan)
 	for _, d := range h.NegativeDelta {
 		b = appendVarint(b, 10, protowire.EncodeZigZag(d))
 	}
 	for _, c := range h.NegativeCount {
 		b = appendDouble(b, 11, c)
 	}
-	b = e.appendSpans(b, 12, h.PositiveSpan)
+	b = appendSpans(b, 12, h.PositiveSpan)
 	for _, d := range h.PositiveDelta {
 		b = appendVarint(b, 13, protowire.EncodeZigZag(d))
 	}
@@ -453,102 +294,59 @@ func (e *ProtoEncoder) appendHistogram(b []byte, h *dto.Histogram) []byte {
 		b = appendDouble(b, 14, c)
 	}
 	if h.CreatedTimestamp != nil {
-		b = e.appendNested(b, 15)
+		b, at = begin(b, 15)
 		b = appendTimestamp(b, h.CreatedTimestamp)
+		b = end(b, at)
 	}
 	for _, x := range h.Exemplars {
-		b = e.appendNested(b, 16)
-		b = e.appendExemplar(b, x)
+		b, at = begin(b, 16)
+		b = appendExemplar(b, x)
+		b = end(b, at)
 	}
 	return b
 }
 
-func (e *ProtoEncoder) sizeSpans(num protowire.Number, spans []*dto.BucketSpan) int {
-	n := 0
+func appendSpans(b []byte, num protowire.Number, spans []*dto.BucketSpan) []byte {
 	for _, s := range spans {
-		i := e.push()
-		sn := 0
-		if s.Offset != nil {
-			sn += sizeVarint(1, protowire.EncodeZigZag(int64(*s.Offset)))
-		}
-		if s.Length != nil {
-			sn += sizeVarint(2, uint64(*s.Length))
-		}
-		n += sizeBytes(num, e.set(i, sn))
-	}
-	return n
-}
-
-func (e *ProtoEncoder) appendSpans(b []byte, num protowire.Number, spans []*dto.BucketSpan) []byte {
-	for _, s := range spans {
-		b = e.appendNested(b, num)
+		var at int
+		b, at = begin(b, num)
 		if s.Offset != nil {
 			b = appendVarint(b, 1, protowire.EncodeZigZag(int64(*s.Offset)))
 		}
 		if s.Length != nil {
 			b = appendVarint(b, 2, uint64(*s.Length))
 		}
+		b = end(b, at)
 	}
 	return b
 }
 
-// Exemplar labels are not escaped: model.EscapeMetricFamily leaves them.
-func (e *ProtoEncoder) sizeExemplar(x *dto.Exemplar) int {
-	i := e.push()
-	n := 0
+// appendExemplar does not escape: model.EscapeMetricFamily leaves
+// exemplars as they are.
+func appendExemplar(b []byte, x *dto.Exemplar) []byte {
+	var at int
 	for _, lp := range x.Label {
-		j := e.push()
-		ln := 0
-		if lp.Name != nil {
-			ln += sizeBytes(1, len(*lp.Name))
-		}
-		if lp.Value != nil {
-			ln += sizeBytes(2, len(*lp.Value))
-		}
-		n += sizeBytes(1, e.set(j, ln))
-	}
-	if x.Value != nil {
-		n += sizeFixed64(2)
-	}
-	if x.Timestamp != nil {
-		n += sizeBytes(3, e.sizeTimestamp(x.Timestamp))
-	}
-	return e.set(i, n)
-}
-
-func (e *ProtoEncoder) appendExemplar(b []byte, x *dto.Exemplar) []byte {
-	for _, lp := range x.Label {
-		b = e.appendNested(b, 1)
+		b, at = begin(b, 1)
 		if lp.Name != nil {
 			b = appendString(b, 1, *lp.Name)
 		}
 		if lp.Value != nil {
 			b = appendString(b, 2, *lp.Value)
 		}
+		b = end(b, at)
 	}
 	if x.Value != nil {
 		b = appendDouble(b, 2, *x.Value)
 	}
 	if x.Timestamp != nil {
-		b = e.appendNested(b, 3)
+		b, at = begin(b, 3)
 		b = appendTimestamp(b, x.Timestamp)
+		b = end(b, at)
 	}
 	return b
 }
 
-// A Timestamp is proto3: a zero field is not written.
-func (e *ProtoEncoder) sizeTimestamp(t *timestamppb.Timestamp) int {
-	i := e.push()
-	n := 0
-	if s := t.GetSeconds(); s != 0 {
-		n += sizeVarint(1, uint64(s))
-	}
-	if ns := t.GetNanos(); ns != 0 {
-		n += sizeVarint(2, uint64(int64(ns)))
-	}
-	return e.set(i, n)
-}
-
+// appendTimestamp writes a Timestamp, proto3: zero fields are left out.
 func appendTimestamp(b []byte, t *timestamppb.Timestamp) []byte {
 	if s := t.GetSeconds(); s != 0 {
 		b = appendVarint(b, 1, uint64(s))

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/redis-prober/redis-prober/collector"
 )
@@ -32,6 +33,9 @@ func metricsHandler(g prometheus.Gatherer, opts promhttp.HandlerOpts) http.Handl
 			len(opts.OfferedCompressions) == 0 && len(opts.AcceptedFormats) == 0 &&
 			opts.ProcessStartTime.IsZero() && !opts.CoalesceGather && opts.Registry == nil,
 		gzip: sync.Pool{New: func() any { return gzip.NewWriter(nil) }},
+		// An encoder keeps the buffer of the largest family (a MB or two
+		// at 1,000 targets) from one scrape to the next.
+		encoders: sync.Pool{New: func() any { return collector.NewProtoEncoder(nil, model.UnderscoreEscaping) }},
 	}
 	if opts.EnableOpenMetrics {
 		p.accepted = expfmt.DefaultOpenMetricsAcceptedFormats()
@@ -57,6 +61,7 @@ type protoHandler struct {
 	accepted []expfmt.Format
 	takeOver bool
 	gzip     sync.Pool
+	encoders sync.Pool
 }
 
 func (p *protoHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
@@ -105,7 +110,9 @@ func (p *protoHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 			}
 		}
 	}
-	enc := collector.NewProtoEncoder(w, format.ToEscapingScheme())
+	enc := p.encoders.Get().(*collector.ProtoEncoder)
+	enc.Reset(w, format.ToEscapingScheme())
+	defer func() { enc.Reset(nil, model.UnderscoreEscaping); p.encoders.Put(enc) }()
 	for _, mf := range mfs {
 		if only != nil && !only[mf.GetName()] {
 			continue

@@ -74,6 +74,8 @@ type pollConn struct {
 	s        slotTiming
 	ex       exchange
 	inflight bool
+	deadline time.Time
+	late     bool // the loop reads the reply only at its deadline
 	// dead is what the connection met while no request was out (the server
 	// closed it, reset it, or sent what nobody asked for): the next
 	// request meets it, as a client reusing the connection would.
@@ -151,11 +153,15 @@ func (p *Poller) startLocked() bool {
 		return false
 	}
 	p.running, p.evfd = true, evfd
+	go newPollLoop(p, epfd, evfd).run()
+	return true
+}
+
+func newPollLoop(p *Poller, epfd, evfd int) *pollLoop {
 	l := &pollLoop{p: p, epfd: epfd, evfd: evfd, conns: map[int32]*pollConn{},
 		oob: make([]byte, unix.CmsgSpace(3*16)), errOOB: make([]byte, 2*unix.CmsgSpace(64))}
 	l.rd = resp.NewReader(&l.src, probeReadBuffer)
-	go l.run()
-	return true
+	return l
 }
 
 // adopt queues pc for the loop, starting the loop if it is not running (it
@@ -335,11 +341,24 @@ func (l *pollLoop) fire() {
 		}
 		heap.Pop(&l.timers)
 		if pc.inflight {
-			l.finish(pc, &net.OpError{Op: "read", Net: "tcp", Addr: pc.remote, Err: os.ErrDeadlineExceeded}, now)
+			// On a busy host the loop can be late to its own timers: a
+			// reply already in the socket by its deadline (by its kernel
+			// stamp) is an answer, not a timeout.
+			pc.late = true
+			l.read(pc)
+			pc.late = false
+			if pc.inflight {
+				l.finish(pc, timedOut(pc), now)
+			}
 		} else if !l.send(pc, now) {
 			l.next(pc)
 		}
 	}
+}
+
+// timedOut is a request past its deadline, as the goroutine path words it.
+func timedOut(pc *pollConn) error {
+	return &net.OpError{Op: "read", Net: "tcp", Addr: pc.remote, Err: os.ErrDeadlineExceeded}
 }
 
 // send makes the slot's request at woke; false when the slot had already
@@ -370,7 +389,7 @@ func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
 	// within the write on an idle socket; taking it now also clears the
 	// error queue before the reply is awaited.
 	l.drain(pc)
-	pc.inflight = true
+	pc.inflight, pc.deadline = true, deadline
 	l.setTimer(pc, deadline)
 	return true
 }
@@ -498,7 +517,20 @@ func (l *pollLoop) complete(pc *pollConn, data []byte) {
 	if !pc.ex.tx {
 		l.drain(pc)
 	}
+	if pc.late && arrival(pc.ex).After(pc.deadline) {
+		// It came, but after its deadline: a timeout at its true age.
+		err, end = timedOut(pc), time.Now()
+	}
 	l.finish(pc, err, end)
+}
+
+// arrival is when the reply's last bytes reached the kernel, on the
+// monotonic clock (by its RX stamp; when read, without one).
+func arrival(ex exchange) time.Time {
+	if !ex.rx {
+		return ex.readAt
+	}
+	return ex.readAt.Add(-ex.readAt.Round(0).Sub(ex.rxWall))
 }
 
 // finish settles the request with its outcome: the worker records it, and

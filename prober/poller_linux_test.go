@@ -8,14 +8,18 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/redis-prober/redis-prober/internal/faulttest"
 	"github.com/redis-prober/redis-prober/internal/redistest"
+	"github.com/redis-prober/redis-prober/internal/resp"
 )
 
 // workerGoroutines counts the goroutines running a probe worker's own loop.
@@ -175,5 +179,106 @@ func TestPolledReplyInPieces(t *testing.T) {
 	}
 	if pl.Connections() != 1 {
 		t.Errorf("the connection left the poller")
+	}
+}
+
+// resultRecorder keeps each request's result and latency.
+type resultRecorder struct {
+	mu  sync.Mutex
+	res []Result
+	lat []time.Duration
+}
+
+func (r *resultRecorder) Record(_ int, res Result, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.res, r.lat = append(r.res, res), append(r.lat, d)
+}
+func (r *resultRecorder) SetUp(bool)                      {}
+func (r *resultRecorder) RecordLag(time.Duration)         {}
+func (r *resultRecorder) RecordClientDelay(time.Duration) {}
+func (r *resultRecorder) SetClock(Clock)                  {}
+func (r *resultRecorder) ClockFallback()                  {}
+
+// A loop late to its own timer (a busy host) looks for the reply before it
+// calls the request a timeout: one that reached the kernel by its deadline
+// is an answer; one that came after it, or not at all, is a timeout at its
+// true age. The loop is driven by hand here, so its lateness is exact.
+func TestLateLoopReadsBeforeTimingOut(t *testing.T) {
+	srv := redistest.Start(t)
+	ep := Endpoint{Network: "tcp", Addr: srv.Addr()}
+	const timeout = 50 * time.Millisecond
+	cases := []struct {
+		name  string
+		pause time.Duration // Redis stopped for this long after the request
+		late  time.Duration // the loop looks this long after the request
+		want  Result
+	}{
+		{"reply in time", 0, 3 * timeout, ResultOK},
+		{"reply after the deadline", 2 * timeout, 3 * timeout, ResultTimeout},
+		{"no reply yet", 4 * timeout, 2 * timeout, ResultTimeout},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cmds, err := ParseCommands("ping")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &resultRecorder{}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			p := NewProbe(ProbeConfig{Rate: 1, Timeout: timeout, Commands: cmds, Connections: 1},
+				ep, rec, NewFaultLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
+			w := &worker{probe: p, sched: NewTimetable(time.Now(), time.Second), ctx: ctx, done: func() {},
+				reqs: [][]byte{encodeArgs([]any{"PING"})}}
+			w.unpolled = true // a handed-back worker stays on its goroutine
+			c, stampErr, err := ep.dialWire(ctx, time.Second, resp.Probe, true)
+			if err != nil || stampErr != nil {
+				t.Fatal(err, stampErr)
+			}
+			var fd int
+			if err := c.stamps.rc.Control(func(f uintptr) { fd, err = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+				t.Fatal(err)
+			}
+			pc := &pollConn{w: w, fd: fd, remote: c.RemoteAddr(), guard: c.guard, sent: c.stamps.sent, index: -1}
+			_ = c.Close()
+			l := newPollLoop(NewPoller(), -1, -1)
+			l.conns[int32(fd)] = pc
+			defer func() {
+				if l.conns[int32(fd)] == pc { // still open: not handed back
+					_ = unix.Close(fd)
+				}
+			}()
+
+			if tc.pause > 0 {
+				srv.Pause()
+			}
+			pc.s = w.claim()
+			if !l.send(pc, time.Now()) || !pc.inflight {
+				t.Fatal("the request was not sent")
+			}
+			sent := time.Now()
+			if tc.pause > 0 {
+				time.Sleep(tc.pause)
+				srv.Resume()
+			}
+			time.Sleep(tc.late - time.Since(sent))
+			cancel() // a worker handed back stops at once
+			l.fire()
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			if len(rec.res) != 1 {
+				t.Fatalf("%d results, want 1", len(rec.res))
+			}
+			if rec.res[0] != tc.want {
+				t.Errorf("result %v (latency %v), want %v", rec.res[0], rec.lat[0], tc.want)
+			}
+			if tc.want == ResultOK && rec.lat[0] >= timeout {
+				t.Errorf("answered in time but charged %v", rec.lat[0])
+			}
+			if tc.want == ResultTimeout && rec.lat[0] < timeout {
+				t.Errorf("timeout charged %v, under its %v deadline", rec.lat[0], timeout)
+			}
+		})
 	}
 }

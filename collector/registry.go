@@ -101,15 +101,28 @@ func (r *Registry) Unregister(c prometheus.Collector) bool {
 // of the family collectors, merged by name and sorted. As the registry's,
 // it returns what it could gather beside an error.
 func (r *Registry) Gather() ([]*dto.MetricFamily, error) {
-	var errs prometheus.MultiError
-	mfs, err := r.reg.Gather()
-	errs.Append(err)
 	r.mu.RLock()
 	gatherers := make([]prometheus.Gatherer, 0, len(r.gatherers))
 	for _, g := range r.gatherers {
 		gatherers = append(gatherers, g)
 	}
 	r.mu.RUnlock()
+	// The family collectors gather beside the registry, which handles
+	// its series on one goroutine: a scrape takes the longer of the two,
+	// not their sum, when a core is free.
+	type gathered struct {
+		mfs []*dto.MetricFamily
+		err error
+	}
+	results := make([]gathered, len(gatherers))
+	var wg sync.WaitGroup
+	for i, g := range gatherers {
+		wg.Go(func() { results[i].mfs, results[i].err = g.Gather() })
+	}
+	var errs prometheus.MultiError
+	mfs, err := r.reg.Gather()
+	errs.Append(err)
+	wg.Wait()
 	if len(gatherers) == 0 {
 		return mfs, errs.MaybeUnwrap()
 	}
@@ -118,10 +131,9 @@ func (r *Registry) Gather() ([]*dto.MetricFamily, error) {
 		byName[mf.GetName()] = mf
 	}
 	var merged []*dto.MetricFamily
-	for _, g := range gatherers {
-		fams, err := g.Gather()
-		errs.Append(err)
-		for _, mf := range fams {
+	for _, res := range results {
+		errs.Append(res.err)
+		for _, mf := range res.mfs {
 			have := byName[mf.GetName()]
 			if have == nil {
 				byName[mf.GetName()] = mf

@@ -212,16 +212,23 @@ func (r *sampleRecorder) report(b *testing.B) {
 // BenchmarkProbePaced drives the real probe (worker, schedule, the RESP
 // codec over the stamped connection) with PING at 100/s on one connection, and reports
 // the exact quantiles of b.N samples: the in-process twin of make bench's
-// prober rounds, free of histogram bucketing. Run it long enough to mean
-// something, e.g. -bench ProbePaced -benchtime 3000x (30 s).
+// prober rounds, free of histogram bucketing, with the connection on the
+// poller (as the engine runs it on Linux) and on a goroutine of its own.
+// Run it long enough to mean something, e.g. -bench ProbePaced -benchtime
+// 3000x (30 s a path).
 func BenchmarkProbePaced(b *testing.B) {
+	b.Run("poller", func(b *testing.B) { benchProbePaced(b, NewPoller()) })
+	b.Run("goroutine", func(b *testing.B) { benchProbePaced(b, nil) })
+}
+
+func benchProbePaced(b *testing.B, poller *Poller) {
 	srv := redistest.Start(b)
 	cmds, err := ParseCommands("ping")
 	if err != nil {
 		b.Fatal(err)
 	}
 	cfg := ProbeConfig{Rate: 100, Timeout: time.Second, Commands: cmds, Connections: 1,
-		DataSize: 32, KeyTTL: time.Minute, Namespace: Namespace{Prefix: "redis-prober:", Tag: "bench"}}
+		DataSize: 32, KeyTTL: time.Minute, Namespace: Namespace{Prefix: "redis-prober:", Tag: "bench"}, Poller: poller}
 	const warmup = 100
 	rec := newSampleRecorder(b.N + warmup)
 	ctx, cancel := context.WithCancel(context.Background())

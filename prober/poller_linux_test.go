@@ -200,6 +200,43 @@ func (r *resultRecorder) RecordClientDelay(time.Duration) {}
 func (r *resultRecorder) SetClock(Clock)                  {}
 func (r *resultRecorder) ClockFallback()                  {}
 
+// manualLoop is a poll loop driven by hand (no goroutine) serving one PING
+// worker's stamped connection to ep, recording into rec; cancel stops the
+// worker should the loop hand it back.
+func manualLoop(t *testing.T, ep Endpoint, timeout time.Duration) (*pollLoop, *pollConn, *resultRecorder, context.CancelFunc) {
+	t.Helper()
+	cmds, err := ParseCommands("ping")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &resultRecorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	p := NewProbe(ProbeConfig{Rate: 1, Timeout: timeout, Commands: cmds, Connections: 1},
+		ep, rec, NewFaultLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	w := &worker{probe: p, sched: NewTimetable(time.Now(), time.Second), ctx: ctx, done: func() {},
+		reqs: [][]byte{encodeArgs([]any{"PING"})}}
+	w.unpolled = true // a handed-back worker stays on its goroutine
+	c, stampErr, err := ep.dialWire(ctx, time.Second, resp.Probe, true)
+	if err != nil || stampErr != nil {
+		t.Fatal(err, stampErr)
+	}
+	var fd int
+	if cerr := c.stamps.rc.Control(func(f uintptr) { fd, err = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil || err != nil {
+		t.Fatal(cerr, err)
+	}
+	pc := &pollConn{w: w, fd: fd, remote: c.RemoteAddr(), guard: c.guard, sent: c.stamps.sent, index: -1}
+	_ = c.Close()
+	l := newPollLoop(NewPoller(), -1, -1)
+	l.conns[int32(fd)] = pc
+	t.Cleanup(func() {
+		if l.conns[int32(fd)] == pc { // still open: not handed back
+			_ = unix.Close(fd)
+		}
+	})
+	return l, pc, rec, cancel
+}
+
 // A loop late to its own timer (a busy host) looks for the reply before it
 // calls the request a timeout: one that reached the kernel by its deadline
 // is an answer; one that came after it, or not at all, is a timeout at its
@@ -220,40 +257,11 @@ func TestLateLoopReadsBeforeTimingOut(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cmds, err := ParseCommands("ping")
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec := &resultRecorder{}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			p := NewProbe(ProbeConfig{Rate: 1, Timeout: timeout, Commands: cmds, Connections: 1},
-				ep, rec, NewFaultLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
-			w := &worker{probe: p, sched: NewTimetable(time.Now(), time.Second), ctx: ctx, done: func() {},
-				reqs: [][]byte{encodeArgs([]any{"PING"})}}
-			w.unpolled = true // a handed-back worker stays on its goroutine
-			c, stampErr, err := ep.dialWire(ctx, time.Second, resp.Probe, true)
-			if err != nil || stampErr != nil {
-				t.Fatal(err, stampErr)
-			}
-			var fd int
-			if err := c.stamps.rc.Control(func(f uintptr) { fd, err = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
-				t.Fatal(err)
-			}
-			pc := &pollConn{w: w, fd: fd, remote: c.RemoteAddr(), guard: c.guard, sent: c.stamps.sent, index: -1}
-			_ = c.Close()
-			l := newPollLoop(NewPoller(), -1, -1)
-			l.conns[int32(fd)] = pc
-			defer func() {
-				if l.conns[int32(fd)] == pc { // still open: not handed back
-					_ = unix.Close(fd)
-				}
-			}()
-
+			l, pc, rec, cancel := manualLoop(t, ep, timeout)
 			if tc.pause > 0 {
 				srv.Pause()
 			}
-			pc.s = w.claim()
+			pc.s = pc.w.claim()
 			if !l.send(pc, time.Now()) || !pc.inflight {
 				t.Fatal("the request was not sent")
 			}
@@ -280,5 +288,62 @@ func TestLateLoopReadsBeforeTimingOut(t *testing.T) {
 				t.Errorf("timeout charged %v, under its %v deadline", rec.lat[0], timeout)
 			}
 		})
+	}
+}
+
+// The loop takes a request's TX stamp by its key, as the goroutine path
+// does: a stamp left on the error queue by an earlier write (here one
+// written beneath the loop, which nobody drained) is never taken for the
+// next request's departure.
+func TestPolledStaleTXStampNotMatched(t *testing.T) {
+	srv := redistest.Start(t)
+	l, pc, _, _ := manualLoop(t, Endpoint{Network: "tcp", Addr: srv.Addr()}, time.Second)
+	ping := []byte("*1\r\n$4\r\nPING\r\n")
+	pong := []byte("+PONG\r\n")
+	for range 3 {
+		// The earlier request: its stamp stays queued, and its bytes
+		// still count in the key space; its reply is read beneath too.
+		if _, err := unix.Write(pc.fd, ping); err != nil {
+			t.Fatal(err)
+		}
+		pc.sent += uint32(len(ping))
+		var buf [64]byte
+		deadline := time.Now().Add(5 * time.Second)
+		for got := 0; got < len(pong); {
+			n, err := unix.Read(pc.fd, buf[got:])
+			switch {
+			case err == unix.EAGAIN && time.Now().Before(deadline):
+				time.Sleep(time.Millisecond)
+				continue
+			case err != nil:
+				t.Fatal(err)
+			}
+			got += n
+		}
+		if err := pc.guard.Feed(pong); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		pc.s = pc.w.claim()
+		if !l.send(pc, time.Now()) {
+			t.Fatal("the request was not sent")
+		}
+		ex := pc.ex
+		if !ex.tx {
+			t.Fatalf("no TX stamp for the loop's own write: %+v", ex)
+		}
+		if ex.txWall.Before(ex.writeAt.Round(0)) {
+			t.Fatalf("TX stamp %v is %v before the write it was matched to: a stale stamp",
+				ex.txWall, ex.writeAt.Round(0).Sub(ex.txWall))
+		}
+		// Its reply, read by the loop, so the next round starts with
+		// nothing in flight.
+		for i := 0; pc.inflight; i++ {
+			if i > 5000 {
+				t.Fatal("no reply within 5 s")
+			}
+			l.read(pc)
+			time.Sleep(time.Millisecond)
+		}
 	}
 }

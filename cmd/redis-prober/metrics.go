@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -21,11 +23,15 @@ import (
 // does, with one difference inside: the protobuf format Prometheus asks
 // for is encoded by collector.ProtoEncoder, the same bytes as expfmt's
 // encoder at a fraction of its cost (at 1,000 targets that encoder was
-// half of a scrape). Every other format, and any request or option this
-// path does not handle exactly as promhttp does, goes to promhttp. The
-// limit of requests in flight and the timeout are shared by both paths.
+// half of a scrape), and streamed: promhttp's timeout (http.TimeoutHandler)
+// holds a whole response in a buffer grown by doubling, 7 MB and twice
+// that in garbage a scrape at 1,000 targets. On that path the timeout
+// bounds the gathering, which is what can hang; the server's write
+// timeout bounds the sending. Every other format, and any request or
+// option this path does not handle exactly as promhttp does, goes to
+// promhttp. The limit of requests in flight is shared by both paths.
 func metricsHandler(g prometheus.Gatherer, opts promhttp.HandlerOpts) http.Handler {
-	p := &protoHandler{g: g, log: opts.ErrorLog, limit: opts.MaxRequestsInFlight,
+	p := &protoHandler{g: g, log: opts.ErrorLog, limit: opts.MaxRequestsInFlight, timeout: opts.Timeout,
 		accepted: expfmt.DefaultAcceptedFormats(),
 		// As promhttp: identity and gzip are offered when compression is
 		// not disabled and no other set is chosen.
@@ -43,45 +49,115 @@ func metricsHandler(g prometheus.Gatherer, opts promhttp.HandlerOpts) http.Handl
 	if p.limit > 0 {
 		p.inFlight = make(chan struct{}, p.limit)
 	}
-	timeout := opts.Timeout
 	opts.MaxRequestsInFlight, opts.Timeout = 0, 0
-	p.other = promhttp.HandlerFor(g, opts)
-	if timeout <= 0 {
-		return p
+	// As in promhttp, the limit is taken inside the timeout.
+	p.other = limited{p, promhttp.HandlerFor(g, opts)}
+	if p.timeout > 0 {
+		p.other = http.TimeoutHandler(p.other, p.timeout, p.timeoutMessage())
 	}
-	return http.TimeoutHandler(p, timeout, fmt.Sprintf("Exceeded configured timeout of %v.\n", timeout))
+	return p
 }
 
 type protoHandler struct {
 	g        prometheus.Gatherer
-	other    http.Handler // promhttp's, without limit or timeout
+	other    http.Handler // promhttp's, for everything but the protobuf path
 	log      promhttp.Logger
 	limit    int
 	inFlight chan struct{}
+	timeout  time.Duration
 	accepted []expfmt.Format
 	takeOver bool
 	gzip     sync.Pool
 	encoders sync.Pool
 }
 
-func (p *protoHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
-	if p.inFlight != nil {
-		select {
-		case p.inFlight <- struct{}{}:
-			defer func() { <-p.inFlight }()
-		default:
-			http.Error(rsp, fmt.Sprintf("Limit of concurrent requests reached (%d), try again later.", p.limit),
-				http.StatusServiceUnavailable)
-			return
-		}
+func (p *protoHandler) timeoutMessage() string {
+	return fmt.Sprintf("Exceeded configured timeout of %v.\n", p.timeout)
+}
+
+// acquire takes a place among the requests in flight, or answers 503.
+func (p *protoHandler) acquire(rsp http.ResponseWriter) bool {
+	if p.inFlight == nil {
+		return true
 	}
+	select {
+	case p.inFlight <- struct{}{}:
+		return true
+	default:
+		http.Error(rsp, fmt.Sprintf("Limit of concurrent requests reached (%d), try again later.", p.limit),
+			http.StatusServiceUnavailable)
+		return false
+	}
+}
+
+func (p *protoHandler) release() {
+	if p.inFlight != nil {
+		<-p.inFlight
+	}
+}
+
+// limited is promhttp's handler behind the shared limit.
+type limited struct {
+	p *protoHandler
+	h http.Handler
+}
+
+func (l limited) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
+	if !l.p.acquire(rsp) {
+		return
+	}
+	defer l.p.release()
+	l.h.ServeHTTP(rsp, req)
+}
+
+// gather gathers within the timeout. On a timeout it answers 503 as
+// http.TimeoutHandler does and returns ok false; the place in flight is
+// given back when the gathering ends, as promhttp's is.
+func (p *protoHandler) gather(rsp http.ResponseWriter) (mfs []*dto.MetricFamily, ok bool, err error) {
+	if p.timeout <= 0 {
+		mfs, err = p.g.Gather()
+		return mfs, true, err
+	}
+	type gathered struct {
+		mfs []*dto.MetricFamily
+		err error
+	}
+	done := make(chan gathered, 1)
+	go func() {
+		mfs, err := p.g.Gather()
+		done <- gathered{mfs, err}
+	}()
+	t := time.NewTimer(p.timeout)
+	defer t.Stop()
+	select {
+	case g := <-done:
+		return g.mfs, true, g.err
+	case <-t.C:
+		go func() {
+			<-done
+			p.release()
+		}()
+		rsp.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(rsp, p.timeoutMessage())
+		return nil, false, nil
+	}
+}
+
+func (p *protoHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	format := expfmt.NegotiateAccept(req.Header, p.accepted...)
 	encoding, ok := negotiateEncoding(req.Header.Values("Accept-Encoding"))
 	if !p.takeOver || format.FormatType() != expfmt.TypeProtoDelim || !ok {
 		p.other.ServeHTTP(rsp, req)
 		return
 	}
-	mfs, err := p.g.Gather()
+	if !p.acquire(rsp) {
+		return
+	}
+	mfs, ok, err := p.gather(rsp)
+	if !ok {
+		return
+	}
+	defer p.release()
 	if err != nil {
 		p.logf("error gathering metrics:", err)
 		if len(mfs) == 0 {

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +16,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
 )
+
+const protoAccept = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
 
 // TestMetricsHandlerAsPromhttp: for every format and coding a client may
 // ask, the handler answers what promhttp.HandlerFor answers: status,
@@ -31,19 +35,18 @@ func TestMetricsHandlerAsPromhttp(t *testing.T) {
 	opts := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true, Timeout: 5 * time.Second}
 	ours, theirs := metricsHandler(reg, opts), promhttp.HandlerFor(reg, opts)
 
-	proto := "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
 	for _, tc := range []struct{ name, accept, encoding, query string }{
-		{"proto", proto, "", ""},
-		{"proto gzip", proto, "gzip", ""},
-		{"prometheus 3", proto + ";q=0.6,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,text/plain;version=0.0.4;q=0.3,*/*;q=0.1", "gzip", ""},
-		{"prometheus 2", proto + ";q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.1", "gzip", ""},
-		{"proto utf-8", proto + ";escaping=allow-utf-8", "gzip, deflate", ""},
-		{"proto identity preferred", proto, "gzip;q=0.5, identity", ""},
-		{"proto star", proto, "*", ""},
-		{"proto odd coding", proto, "GZIP", ""},
-		{"proto nothing acceptable", proto, "identity;q=0", ""},
-		{"proto odd q", proto, "gzip;q=.5", ""},
-		{"proto names", proto, "gzip", "name[]=h_seconds"},
+		{"proto", protoAccept, "", ""},
+		{"proto gzip", protoAccept, "gzip", ""},
+		{"prometheus 3", protoAccept + ";q=0.6,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,text/plain;version=0.0.4;q=0.3,*/*;q=0.1", "gzip", ""},
+		{"prometheus 2", protoAccept + ";q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.1", "gzip", ""},
+		{"proto utf-8", protoAccept + ";escaping=allow-utf-8", "gzip, deflate", ""},
+		{"proto identity preferred", protoAccept, "gzip;q=0.5, identity", ""},
+		{"proto star", protoAccept, "*", ""},
+		{"proto odd coding", protoAccept, "GZIP", ""},
+		{"proto nothing acceptable", protoAccept, "identity;q=0", ""},
+		{"proto odd q", protoAccept, "gzip;q=.5", ""},
+		{"proto names", protoAccept, "gzip", "name[]=h_seconds"},
 		{"text", "text/plain", "gzip", ""},
 		{"openmetrics", "application/openmetrics-text;version=1.0.0", "", ""},
 		{"none", "", "", ""},
@@ -107,17 +110,16 @@ func TestMetricsHandlerLimit(t *testing.T) {
 	})
 	var logged bytes.Buffer
 	h := metricsHandler(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, MaxRequestsInFlight: 1, ErrorLog: log.New(&logged, "", 0)})
-	proto := "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
 	first := make(chan int)
 	go func() {
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-		req.Header.Set("Accept", proto)
+		req.Header.Set("Accept", protoAccept)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		first <- rec.Code
 	}()
 	<-entered
-	for _, accept := range []string{proto, "text/plain"} {
+	for _, accept := range []string{protoAccept, "text/plain"} {
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header.Set("Accept", accept)
 		rec := httptest.NewRecorder()
@@ -132,5 +134,49 @@ func TestMetricsHandlerLimit(t *testing.T) {
 	}
 	if !bytes.Contains(logged.Bytes(), []byte("error gathering metrics: no")) {
 		t.Errorf("the gather error was not logged: %q", logged.String())
+	}
+}
+
+// TestMetricsHandlerTimeout: a gathering over the timeout is answered as
+// promhttp answers it, and its place in flight is given back when it ends.
+func TestMetricsHandlerTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    func(prometheus.Gatherer, promhttp.HandlerOpts) http.Handler
+	}{{"ours", metricsHandler}, {"promhttp", promhttp.HandlerFor}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var slow atomic.Bool
+			slow.Store(true)
+			ended := make(chan struct{}, 2)
+			g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+				defer func() { ended <- struct{}{} }()
+				if slow.Load() {
+					time.Sleep(300 * time.Millisecond)
+				}
+				return []*dto.MetricFamily{{Name: proto.String("x"), Type: dto.MetricType_GAUGE.Enum(),
+					Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}}, nil
+			})
+			h := tc.h(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, MaxRequestsInFlight: 1, Timeout: 50 * time.Millisecond})
+			get := func() *httptest.ResponseRecorder {
+				req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+				req.Header.Set("Accept", protoAccept)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				return rec
+			}
+			rec := get()
+			if rec.Code != http.StatusServiceUnavailable || rec.Body.String() != "Exceeded configured timeout of 50ms.\n" {
+				t.Errorf("a slow gathering: status %d, body %q", rec.Code, rec.Body.String())
+			}
+			if rec := get(); rec.Code != http.StatusServiceUnavailable {
+				t.Errorf("beside a gathering still in flight: status %d, want 503", rec.Code)
+			}
+			<-ended
+			time.Sleep(10 * time.Millisecond) // the place is given back after the gathering ends
+			slow.Store(false)
+			if rec := get(); rec.Code != http.StatusOK || rec.Body.Len() == 0 {
+				t.Errorf("after the slow gathering ended: status %d, %d bytes", rec.Code, rec.Body.Len())
+			}
+		})
 	}
 }

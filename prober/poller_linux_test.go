@@ -34,9 +34,15 @@ func workerGoroutines() int {
 func TestPollerServesProbeConnections(t *testing.T) {
 	srv := redistest.Start(t)
 	cfg := testProbeConfig(t, 200, time.Second, "ping,get,set")
+	cfg.Poller = newPoller(2) // the two connections on two loops, as on a larger host
 	pl := cfg.Poller
 	h := startProbe(t, srv.Addr(), cfg)
 	eventually(t, 10*time.Second, "both connections on the poller", func() bool { return pl.Connections() == 2 })
+	for i, sh := range pl.shards {
+		if n := sh.served.Load(); n != 1 {
+			t.Errorf("loop %d serves %d connections, want 1 each", i, n)
+		}
+	}
 	before := h.requests("ok")
 	eventually(t, 10*time.Second, "200 more requests", func() bool { return h.requests("ok") >= before+200 })
 	if n := workerGoroutines(); n != 0 {
@@ -227,7 +233,7 @@ func manualLoop(t *testing.T, ep Endpoint, timeout time.Duration) (*pollLoop, *p
 	}
 	pc := &pollConn{w: w, fd: fd, remote: c.RemoteAddr(), guard: c.guard, sent: c.stamps.sent, index: -1}
 	_ = c.Close()
-	l := newPollLoop(NewPoller(), -1, -1)
+	l := newPollLoop(newPoller(1).shards[0], -1, -1)
 	l.conns[int32(fd)] = pc
 	t.Cleanup(func() {
 		if l.conns[int32(fd)] == pc { // still open: not handed back

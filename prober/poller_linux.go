@@ -566,7 +566,9 @@ func (l *pollLoop) complete(pc *pollConn, data []byte) {
 }
 
 // arrival is when the reply's last bytes reached the kernel, on the
-// monotonic clock (by its RX stamp; when read, without one).
+// monotonic clock, by its RX stamp. Without one it is when the reply was
+// read: the request is then timed by the prober's own clock, which says it
+// took longer than its timeout.
 func arrival(ex exchange) time.Time {
 	if !ex.rx {
 		return ex.readAt

@@ -227,6 +227,18 @@ func manualLoop(t *testing.T, ep Endpoint, timeout time.Duration) (*pollLoop, *p
 	if err != nil || stampErr != nil {
 		t.Fatal(err, stampErr)
 	}
+	// The host turns receive stamping on late for its first stamped
+	// socket (see stampedPings): the cases below need RX stamps, so they
+	// start once a reply carries one.
+	pcn := &probeConn{wire: c, r: resp.NewReader(c, probeReadBuffer)}
+	for start := time.Now(); !c.stamps.last().rx; {
+		if time.Since(start) > 15*time.Second {
+			t.Fatal("no RX stamp on a reply within 15 s")
+		}
+		if err := pcn.exchange(encodeArgs([]any{"PING"}), time.Now().Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var fd int
 	if cerr := c.stamps.rc.Control(func(f uintptr) { fd, err = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil || err != nil {
 		t.Fatal(cerr, err)

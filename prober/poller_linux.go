@@ -247,6 +247,7 @@ type pollLoop struct {
 	src        bytes.Reader
 	rd         *resp.Reader // parses a complete reply out of src
 	noPwait2   bool         // the kernel has no epoll_pwait2 (before 5.11)
+	ts         unix.Timespec
 	scratch    [maxLastWords]byte
 	in         [16 << 10]byte // the first read of every reply
 }
@@ -298,8 +299,8 @@ func (l *pollLoop) wait() int {
 	var left time.Duration = -1
 	if len(l.timers) > 0 {
 		left = max(time.Until(l.timers[0].at), 0)
-		t := unix.NsecToTimespec(left.Nanoseconds())
-		ts = &t
+		l.ts = unix.NsecToTimespec(left.Nanoseconds())
+		ts = &l.ts
 	}
 	if !l.noPwait2 {
 		r, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])),

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/metricshttp"
 	"github.com/redis-prober/redis-prober/internal/statuspage"
 )
 
@@ -38,7 +39,7 @@ type webConfig struct {
 // Every timeout is set so a slow or silent client cannot hold a connection.
 func newWebServer(cfg webConfig, gatherer prometheus.Gatherer, log *slog.Logger) *http.Server {
 	mux := http.NewServeMux()
-	mux.Handle(cfg.telemetryPath, metricsHandler(gatherer, promhttp.HandlerOpts{
+	mux.Handle(cfg.telemetryPath, metricshttp.Handler(gatherer, promhttp.HandlerOpts{
 		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelError),
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: cfg.maxRequests,

@@ -1,4 +1,7 @@
-package main
+// Package metricshttp is the /metrics endpoint: promhttp's handler, with
+// the protobuf format Prometheus asks for encoded and streamed by the
+// prober itself.
+package metricshttp
 
 import (
 	"compress/gzip"
@@ -15,11 +18,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
 	"github.com/redis-prober/redis-prober/collector"
 )
 
-// metricsHandler serves the families of g as promhttp.HandlerFor(g, opts)
+// Handler serves the families of g as promhttp.HandlerFor(g, opts)
 // does, with one difference inside: the protobuf format Prometheus asks
 // for is encoded by collector.ProtoEncoder, the same bytes as expfmt's
 // encoder at a fraction of its cost (at 1,000 targets that encoder was
@@ -30,7 +32,7 @@ import (
 // timeout bounds the sending. Every other format, and any request or
 // option this path does not handle exactly as promhttp does, goes to
 // promhttp. The limit of requests in flight is shared by both paths.
-func metricsHandler(g prometheus.Gatherer, opts promhttp.HandlerOpts) http.Handler {
+func Handler(g prometheus.Gatherer, opts promhttp.HandlerOpts) http.Handler {
 	p := &protoHandler{g: g, log: opts.ErrorLog, limit: opts.MaxRequestsInFlight, timeout: opts.Timeout,
 		accepted: expfmt.DefaultAcceptedFormats(),
 		// As promhttp: identity and gzip are offered when compression is

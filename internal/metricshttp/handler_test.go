@@ -1,4 +1,4 @@
-package main
+package metricshttp
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ func TestMetricsHandlerAsPromhttp(t *testing.T) {
 	}
 	reg.MustRegister(v)
 	opts := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true, Timeout: 5 * time.Second}
-	ours, theirs := metricsHandler(reg, opts), promhttp.HandlerFor(reg, opts)
+	ours, theirs := Handler(reg, opts), promhttp.HandlerFor(reg, opts)
 
 	for _, tc := range []struct{ name, accept, encoding, query string }{
 		{"proto", protoAccept, "", ""},
@@ -109,7 +109,7 @@ func TestMetricsHandlerLimit(t *testing.T) {
 		return nil, errors.New("no")
 	})
 	var logged bytes.Buffer
-	h := metricsHandler(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, MaxRequestsInFlight: 1, ErrorLog: log.New(&logged, "", 0)})
+	h := Handler(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, MaxRequestsInFlight: 1, ErrorLog: log.New(&logged, "", 0)})
 	first := make(chan int)
 	go func() {
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
@@ -143,7 +143,7 @@ func TestMetricsHandlerTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		h    func(prometheus.Gatherer, promhttp.HandlerOpts) http.Handler
-	}{{"ours", metricsHandler}, {"promhttp", promhttp.HandlerFor}} {
+	}{{"ours", Handler}, {"promhttp", promhttp.HandlerFor}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var slow atomic.Bool
 			slow.Store(true)

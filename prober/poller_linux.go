@@ -445,9 +445,9 @@ func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
 	req := pc.w.reqs[pc.s.ci]
 	pc.ex = exchange{writeAt: time.Now()}
 	pc.replies = pc.guard.Replies()
-	n, err := unix.Write(pc.fd, req)
+	n, err := rawWrite(pc.fd, req)
 	for err == unix.EINTR {
-		n, err = unix.Write(pc.fd, req)
+		n, err = rawWrite(pc.fd, req)
 	}
 	if err != nil || n < len(req) {
 		l.finish(pc, l.writeError(pc, err), time.Now())
@@ -462,6 +462,16 @@ func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
 	pc.inflight, pc.deadline = true, deadline
 	l.setTimer(pc, deadline)
 	return true
+}
+
+// rawWrite is write(2) on the loop's non-blocking socket, made raw: it
+// never blocks, so the runtime need not hand the loop's P over for it.
+func rawWrite(fd int, b []byte) (int, error) {
+	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }
 
 // writeError is a failed write as the goroutine path reports it, with the

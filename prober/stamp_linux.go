@@ -201,7 +201,9 @@ type msgBuf struct {
 	iov unix.Iovec
 }
 
-// recvmsg is recvmsg(2) on m's msghdr.
+// recvmsg is recvmsg(2) on m's msghdr. Every caller asks MSG_DONTWAIT, so
+// the call never blocks and is made raw: the runtime need not hand its P
+// over for it.
 func (m *msgBuf) recvmsg(fd uintptr, b, oob []byte, flags int) (n, oobn int, err error) {
 	m.iov = unix.Iovec{}
 	if len(b) > 0 {
@@ -210,7 +212,7 @@ func (m *msgBuf) recvmsg(fd uintptr, b, oob []byte, flags int) (n, oobn int, err
 	}
 	m.msg = unix.Msghdr{Iov: &m.iov, Iovlen: 1, Control: &oob[0]}
 	m.msg.SetControllen(len(oob))
-	r, _, e := unix.Syscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&m.msg)), uintptr(flags))
+	r, _, e := unix.RawSyscall(unix.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&m.msg)), uintptr(flags|unix.MSG_DONTWAIT))
 	if e != 0 {
 		return 0, 0, e
 	}

@@ -54,9 +54,9 @@ type pollShard struct {
 }
 
 // NewPoller returns a Poller; its loops start with their first connection.
-// One loop serves some 20,000 requests a second on a small VM (its CPU is
-// the kernel's: the writes and reads), so there is one for every four
-// CPUs Go may use, and at least one.
+// One loop's CPU is mostly the kernel's (the writes and reads): 10,000
+// requests a second cost it about a fifth of a core of a small VM, so
+// there is one loop for every four CPUs Go may use, and at least one.
 func NewPoller() *Poller { return newPoller(max(1, runtime.GOMAXPROCS(0)/4)) }
 
 func newPoller(loops int) *Poller {

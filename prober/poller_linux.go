@@ -50,7 +50,10 @@ type pollShard struct {
 	inbox   []*pollConn // handed over, not yet taken by the loop
 	sweep   bool        // a probe stopped: the loop lets go of its workers
 	evfd    int         // wakes the loop, valid while running
-	served  atomic.Int64
+	// woken wakes the loop when it is parked on a Go timer (a long wait,
+	// see pollLoop.wait), as evfd does when it waits in epoll.
+	woken  chan struct{}
+	served atomic.Int64
 }
 
 // NewPoller returns a Poller; its loops start with their first connection.
@@ -62,7 +65,7 @@ func NewPoller() *Poller { return newPoller(max(1, runtime.GOMAXPROCS(0)/4)) }
 func newPoller(loops int) *Poller {
 	p := &Poller{}
 	for range loops {
-		p.shards = append(p.shards, &pollShard{evfd: -1})
+		p.shards = append(p.shards, &pollShard{evfd: -1, woken: make(chan struct{}, 1)})
 	}
 	return p
 }
@@ -232,7 +235,13 @@ func (p *pollShard) stopped() {
 var one = [8]byte{1}
 
 // wake rouses the loop; p.mu is held.
-func (p *pollShard) wake() { _, _ = unix.Write(p.evfd, one[:]) }
+func (p *pollShard) wake() {
+	_, _ = unix.Write(p.evfd, one[:])
+	select {
+	case p.woken <- struct{}{}:
+	default:
+	}
+}
 
 // pollLoop is the state of one run of the loop, touched by its goroutine only.
 type pollLoop struct {
@@ -248,6 +257,8 @@ type pollLoop struct {
 	rd         *resp.Reader // parses a complete reply out of src
 	noPwait2   bool         // the kernel has no epoll_pwait2 (before 5.11)
 	ts         unix.Timespec
+	inflight   int         // requests out, whose replies a wait expects soon
+	park       *time.Timer // a long wait's timer
 	scratch    [maxLastWords]byte
 	in         [16 << 10]byte // the first read of every reply
 }
@@ -292,6 +303,12 @@ func (l *pollLoop) retire() bool {
 	return true
 }
 
+// rawWaitMax is the longest wait made raw. To sysmon a raw wait is the
+// goroutine running, and it preempts a goroutine that has run for 10 ms:
+// on a quiet prober (one target: a slot every 50 ms) that was a signal and
+// two thread switches every 10 ms, and twice the CPU of the goroutines.
+const rawWaitMax = 5 * time.Millisecond
+
 // wait blocks in epoll until an event or the next timer, and returns how
 // many events there are.
 //
@@ -306,7 +323,7 @@ func (l *pollLoop) retire() bool {
 // while it waits instead (so GOMAXPROCS counts it), and the runtime can
 // still stop it: sysmon's preemption and the GC's stop-the-world signal
 // the thread, the wait returns EINTR, and the goroutine reaches a safe
-// point at once.
+// point at once. Only a short wait is raw (rawWaitMax).
 func (l *pollLoop) wait() int {
 	var ts *unix.Timespec
 	var left time.Duration = -1
@@ -315,8 +332,28 @@ func (l *pollLoop) wait() int {
 		l.ts = unix.NsecToTimespec(left.Nanoseconds())
 		ts = &l.ts
 	}
+	if l.inflight == 0 && (ts == nil || left >= rawWaitMax) {
+		// Nothing is expected for a while (a quiet prober): the loop
+		// parks on a Go timer, holding neither its P nor a system
+		// call, until shortly before its next slot or until woken; the
+		// rest of the wait is short and raw, so the slot is still on
+		// time. Raw, a long wait looks to sysmon like a goroutine
+		// running for over 10 ms, preempted with a signal and two
+		// thread switches every 10 ms; seen as a system call, it has
+		// its P retaken, and sysmon polls every 20 µs for a while
+		// after each retake. Either doubled the CPU of one target.
+		l.parkFor(left)
+		ts = &l.ts // events that came meanwhile are taken at once
+		l.ts, left = unix.Timespec{}, 0
+	}
+	call := unix.RawSyscall6
+	if ts == nil || left >= rawWaitMax {
+		// A reply awaited long (a stalled server): the runtime may
+		// see this one.
+		call = unix.Syscall6
+	}
 	if !l.noPwait2 {
-		r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])),
+		r, _, e := call(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])),
 			uintptr(len(l.events)), uintptr(unsafe.Pointer(ts)), 0, 0)
 		if e == 0 {
 			return int(r)
@@ -331,12 +368,37 @@ func (l *pollLoop) wait() int {
 	if left >= 0 {
 		ms = int((left + time.Millisecond - 1) / time.Millisecond)
 	}
-	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])),
+	r, _, e := call(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])),
 		uintptr(len(l.events)), uintptr(ms), 0, 0)
 	if e != 0 {
 		return 0
 	}
 	return int(r)
+}
+
+// parkEarly is how long before its timer a parked loop wakes, to wait the
+// rest raw: a Go timer can be a millisecond late.
+const parkEarly = 2 * time.Millisecond
+
+// parkFor parks the loop's goroutine for about d (d < 0: until woken).
+func (l *pollLoop) parkFor(d time.Duration) {
+	if d >= 0 && d-parkEarly <= 0 {
+		return
+	}
+	var fired <-chan time.Time
+	if d >= 0 {
+		if l.park == nil {
+			l.park = time.NewTimer(d - parkEarly)
+		} else {
+			l.park.Reset(d - parkEarly)
+		}
+		fired = l.park.C
+		defer l.park.Stop()
+	}
+	select {
+	case <-fired:
+	case <-l.p.woken:
+	}
 }
 
 // takeInbox starts serving the connections handed over, and lets go of the
@@ -460,6 +522,7 @@ func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
 	// error queue before the reply is awaited.
 	l.drain(pc)
 	pc.inflight, pc.deadline = true, deadline
+	l.inflight++
 	l.setTimer(pc, deadline)
 	return true
 }
@@ -619,7 +682,7 @@ func arrival(ex exchange) time.Time {
 // either the next slot is claimed or the connection is closed and the
 // worker goes back to a goroutine to open a new one.
 func (l *pollLoop) finish(pc *pollConn, err error, end time.Time) {
-	pc.inflight = false
+	l.landed(pc)
 	l.stopTimer(pc)
 	pc.buf = nil // a reply longer than one read is rare: its buffer is not kept
 	if pc.w.settle(&pc.s, err, end, false, pc.ex) || pc.dead != nil {
@@ -632,12 +695,21 @@ func (l *pollLoop) finish(pc *pollConn, err error, end time.Time) {
 // close forgets the connection and closes it (closing takes it out of the
 // epoll set: no other descriptor refers to the socket).
 func (l *pollLoop) close(pc *pollConn) {
+	l.landed(pc)
 	l.stopTimer(pc)
 	if l.conns[int32(pc.fd)] == pc {
 		delete(l.conns, int32(pc.fd))
 		l.p.served.Add(-1)
 	}
 	_ = unix.Close(pc.fd)
+}
+
+// landed marks pc's request, if one was out, as over.
+func (l *pollLoop) landed(pc *pollConn) {
+	if pc.inflight {
+		pc.inflight = false
+		l.inflight--
+	}
 }
 
 // handBack returns the worker to a goroutine of its own, which opens a new

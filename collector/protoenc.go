@@ -204,9 +204,7 @@ func appendCounter(b []byte, c *dto.Counter) []byte {
 		b = end(b, at)
 	}
 	if c.CreatedTimestamp != nil {
-		b, at = begin(b, 3)
-		b = appendTimestamp(b, c.CreatedTimestamp)
-		b = end(b, at)
+		b = appendTimestampField(b, 3, c.CreatedTimestamp)
 	}
 	return b
 }
@@ -230,9 +228,7 @@ func appendSummary(b []byte, s *dto.Summary) []byte {
 		b = end(b, at)
 	}
 	if s.CreatedTimestamp != nil {
-		b, at = begin(b, 4)
-		b = appendTimestamp(b, s.CreatedTimestamp)
-		b = end(b, at)
+		b = appendTimestampField(b, 4, s.CreatedTimestamp)
 	}
 	return b
 }
@@ -294,9 +290,7 @@ func appendHistogram(b []byte, h *dto.Histogram) []byte {
 		b = appendDouble(b, 14, c)
 	}
 	if h.CreatedTimestamp != nil {
-		b, at = begin(b, 15)
-		b = appendTimestamp(b, h.CreatedTimestamp)
-		b = end(b, at)
+		b = appendTimestampField(b, 15, h.CreatedTimestamp)
 	}
 	for _, x := range h.Exemplars {
 		b, at = begin(b, 16)
@@ -339,11 +333,15 @@ func appendExemplar(b []byte, x *dto.Exemplar) []byte {
 		b = appendDouble(b, 2, *x.Value)
 	}
 	if x.Timestamp != nil {
-		b, at = begin(b, 3)
-		b = appendTimestamp(b, x.Timestamp)
-		b = end(b, at)
+		b = appendTimestampField(b, 3, x.Timestamp)
 	}
 	return b
+}
+
+// appendTimestampField writes a Timestamp as field num.
+func appendTimestampField(b []byte, num protowire.Number, t *timestamppb.Timestamp) []byte {
+	b, at := begin(b, num)
+	return end(appendTimestamp(b, t), at)
 }
 
 // appendTimestamp writes a Timestamp, proto3: zero fields are left out.

@@ -210,25 +210,4 @@ func (f *fixedFamilies) Gather() ([]*dto.MetricFamily, error) {
 
 // BenchmarkRegistryGather1000: one Gather of 1,000 refreshed targets
 // through the Registry (BenchmarkTargetsGather1000 is client_golang's).
-func BenchmarkRegistryGather1000(b *testing.B) {
-	d := benchDoer(b)
-	reg := NewRegistry()
-	set := NewTargets()
-	reg.MustRegister(set, set.Health())
-	for _, t := range benchTargets(b, set, d, 1000) {
-		t.Refresh(b.Context())
-	}
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		mfs, err := reg.Gather()
-		if err != nil {
-			b.Fatal(err)
-		}
-		n = 0
-		for _, mf := range mfs {
-			n += len(mf.GetMetric())
-		}
-	}
-	b.ReportMetric(float64(n), "series")
-}
+func BenchmarkRegistryGather1000(b *testing.B) { benchGather1000(b, NewRegistry()) }

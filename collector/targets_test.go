@@ -198,9 +198,14 @@ func BenchmarkTargetsBuild1000(b *testing.B) {
 }
 
 // BenchmarkTargetsGather1000: one Gather of 1,000 refreshed targets.
-func BenchmarkTargetsGather1000(b *testing.B) {
+func BenchmarkTargetsGather1000(b *testing.B) { benchGather1000(b, prometheus.NewRegistry()) }
+
+// benchGather1000 gathers 1,000 refreshed targets registered on reg.
+func benchGather1000(b *testing.B, reg interface {
+	prometheus.Registerer
+	prometheus.Gatherer
+}) {
 	d := benchDoer(b)
-	reg := prometheus.NewRegistry()
 	set := NewTargets()
 	reg.MustRegister(set, set.Health())
 	for _, t := range benchTargets(b, set, d, 1000) {

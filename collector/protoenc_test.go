@@ -2,6 +2,7 @@ package collector
 
 import (
 	"bytes"
+	"io"
 	"testing"
 	"time"
 
@@ -94,25 +95,23 @@ func TestProtoEncoderAsExpfmt(t *testing.T) {
 // BenchmarkProtoEncoder1000 and BenchmarkExpfmtProto1000: the protobuf
 // encoding of the families of 1,000 targets, ours and expfmt's.
 func BenchmarkProtoEncoder1000(b *testing.B) {
-	mfs := benchFamilies(b)
-	var buf bytes.Buffer
-	enc := NewProtoEncoder(&buf, model.UnderscoreEscaping)
-	b.ReportAllocs()
-	for b.Loop() {
-		buf.Reset()
-		for _, mf := range mfs {
-			if err := enc.Encode(mf); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	b.SetBytes(int64(buf.Len()))
+	benchEncode1000(b, func(w io.Writer) familyEncoder { return NewProtoEncoder(w, model.UnderscoreEscaping) })
 }
 
 func BenchmarkExpfmtProto1000(b *testing.B) {
+	benchEncode1000(b, func(w io.Writer) familyEncoder {
+		return expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.UnderscoreEscaping))
+	})
+}
+
+type familyEncoder interface{ Encode(*dto.MetricFamily) error }
+
+// benchEncode1000 encodes the families of 1,000 targets with the encoder
+// newEnc makes.
+func benchEncode1000(b *testing.B, newEnc func(io.Writer) familyEncoder) {
 	mfs := benchFamilies(b)
 	var buf bytes.Buffer
-	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.UnderscoreEscaping))
+	enc := newEnc(&buf)
 	b.ReportAllocs()
 	for b.Loop() {
 		buf.Reset()

@@ -119,7 +119,6 @@ type pollConn struct {
 	ex       exchange
 	inflight bool
 	deadline time.Time
-	late     bool // the loop reads the reply only at its deadline
 	// dead is what the connection met while no request was out (the server
 	// closed it, reset it, or sent what nobody asked for): the next
 	// request meets it, as a client reusing the connection would.
@@ -466,9 +465,7 @@ func (l *pollLoop) fire() {
 			// On a busy host the loop can be late to its own timers: a
 			// reply already in the socket by its deadline (by its kernel
 			// stamp) is an answer, not a timeout.
-			pc.late = true
-			l.read(pc)
-			pc.late = false
+			l.read(pc, true)
 			if pc.inflight {
 				l.finish(pc, timedOut(pc), now)
 			}
@@ -521,8 +518,7 @@ func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
 	// within the write on an idle socket; taking it now also clears the
 	// error queue before the reply is awaited.
 	l.drain(pc)
-	pc.inflight, pc.deadline = true, deadline
-	l.inflight++
+	l.launched(pc, deadline)
 	l.setTimer(pc, deadline)
 	return true
 }
@@ -566,7 +562,7 @@ func (l *pollLoop) onEvent(pc *pollConn, events uint32) {
 		if events&unix.EPOLLERR != 0 && !pc.ex.tx {
 			l.drain(pc) // a TX stamp that came after the write
 		}
-		l.read(pc)
+		l.read(pc, false)
 		return
 	}
 	// Nothing was asked: a late stamp, or the connection went bad while
@@ -601,7 +597,8 @@ var errUnasked = errors.New("reply with no request outstanding")
 // The first read of a reply goes to the loop's own buffer, so a reply that
 // comes in one read (nearly all) costs its connection no buffer of its own;
 // only the rest of a longer one is gathered in the connection's.
-func (l *pollLoop) read(pc *pollConn) {
+// late says the loop reads at the request's deadline, not when epoll said.
+func (l *pollLoop) read(pc *pollConn, late bool) {
 	for {
 		into := l.in[:]
 		if len(pc.buf) > 0 {
@@ -640,14 +637,14 @@ func (l *pollLoop) read(pc *pollConn) {
 			pc.buf = append(make([]byte, 0, 2*len(l.in)), got...)
 		}
 		if done {
-			l.complete(pc, got)
+			l.complete(pc, got, late)
 			return
 		}
 	}
 }
 
 // complete parses the reply now all in data, with the probe's own codec.
-func (l *pollLoop) complete(pc *pollConn, data []byte) {
+func (l *pollLoop) complete(pc *pollConn, data []byte, late bool) {
 	end := pc.ex.readAt
 	l.src.Reset(data)
 	l.rd.Reset(&l.src)
@@ -660,7 +657,7 @@ func (l *pollLoop) complete(pc *pollConn, data []byte) {
 	if !pc.ex.tx {
 		l.drain(pc)
 	}
-	if pc.late && arrival(pc.ex).After(pc.deadline) {
+	if late && arrival(pc.ex).After(pc.deadline) {
 		// It came, but after its deadline: a timeout at its true age.
 		err, end = timedOut(pc), time.Now()
 	}
@@ -702,6 +699,12 @@ func (l *pollLoop) close(pc *pollConn) {
 		l.p.served.Add(-1)
 	}
 	_ = unix.Close(pc.fd)
+}
+
+// launched marks pc's request as out, due back by deadline.
+func (l *pollLoop) launched(pc *pollConn, deadline time.Time) {
+	pc.inflight, pc.deadline = true, deadline
+	l.inflight++
 }
 
 // landed marks pc's request, if one was out, as over.

@@ -174,3 +174,15 @@ func FuzzParseInfo(f *testing.F) {
 		ft.next(info)
 	})
 }
+
+// BenchmarkParseInfo is the collectors' most frequent parse (a default INFO
+// every refresh of every node): its allocations are GC work at fleet scale.
+func BenchmarkParseInfo(b *testing.B) {
+	s := readFixture(b, "info", "redis-7.0.txt")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := parseInfo(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

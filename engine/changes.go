@@ -213,7 +213,7 @@ func (w *nodeWatcher) check(ctx context.Context, now time.Time) {
 // checkServer reads the server, counts what changed since last time and
 // returns the kinds that did.
 func (w *nodeWatcher) checkServer(ctx context.Context, now time.Time) []string {
-	st, err := readServer(ctx, w.control, w.configOff)
+	st, err := readServer(ctx, w.control, w.configOff, w.last)
 	if errors.Is(err, errConfigRefused) {
 		w.configOff = true
 		w.log.Debug("CONFIG GET is not allowed; config changes of this server are not watched", "err", err)

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -486,5 +488,45 @@ func TestConfigSnapshotPacksAndUnpacks(t *testing.T) {
 	}
 	if _, h2 := configSnapshot(map[string]string{"appendfsync": "everysec"}); h2 == h {
 		t.Error("a different config has the same hash")
+	}
+}
+
+// The snapshot of an unchanged config is the last one, not a new copy; a
+// changed one (a value, a secret, a parameter more) is new. Its hash is
+// FNV-1a of the packed form, as before the hash was taken without packing.
+func TestConfigSnapshotSinceKeepsAnUnchangedOne(t *testing.T) {
+	base := map[string]string{"appendfsync": "everysec", "hz": "10", "requirepass": "a", "maxmemory": "1"}
+	last, h := configSnapshot(base)
+	ref := fnv.New64a()
+	_, _ = ref.Write([]byte(last.packed))
+	if ref.Sum64() != h {
+		t.Fatalf("hash %x, want FNV-1a of the packed snapshot %x", h, ref.Sum64())
+	}
+	with := func(k, v string) map[string]string {
+		m := maps.Clone(base)
+		m[k] = v
+		return m
+	}
+	tests := []struct {
+		name string
+		all  map[string]string
+		same bool
+	}{
+		{"unchanged", maps.Clone(base), true},
+		{"another kind's parameter", with("maxmemory", "2"), true},
+		{"a value", with("hz", "11"), false},
+		{"a secret", with("requirepass", "b"), false},
+		{"a parameter more", with("save", ""), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, gh := configSnapshotSince(tt.all, last, h)
+			if (got == last) != tt.same || (gh == h) != tt.same {
+				t.Errorf("same snapshot %v, same hash %v; want both %v", got == last, gh == h, tt.same)
+			}
+			if fresh, fh := configSnapshot(tt.all); fh != gh || fresh.packed != got.packed {
+				t.Error("the snapshot differs from a fresh one of the same config")
+			}
+		})
 	}
 }

@@ -21,11 +21,16 @@ import (
 
 func forkCount(t *testing.T, tgt *Target) uint64 {
 	t.Helper()
+	return forkHistogram(t, tgt).GetSampleCount()
+}
+
+func forkHistogram(t *testing.T, tgt *Target) *dto.Histogram {
+	t.Helper()
 	var m dto.Metric
 	if err := tgt.fork.Write(&m); err != nil {
 		t.Fatal(err)
 	}
-	return m.GetHistogram().GetSampleCount()
+	return m.GetHistogram()
 }
 
 // waitInfo polls INFO until cond holds, bounded in time.
@@ -72,6 +77,19 @@ func TestBGSAVEIncrementsForkHistogramByOne(t *testing.T) {
 	tgt.Refresh(t.Context())
 	if got := forkCount(t, tgt) - before; got != 1 {
 		t.Errorf("fork histogram grew by %d, want 1", got)
+	}
+	// Native only: the fork is in a native bucket, and there is no
+	// classic bucket (each was a series a target).
+	h := forkHistogram(t, tgt)
+	if len(h.GetBucket()) != 0 {
+		t.Errorf("redis_prober_fork_seconds has %d classic buckets, want none (native only)", len(h.GetBucket()))
+	}
+	var native int64
+	for _, d := range h.GetPositiveDelta() {
+		native += d // the deltas add up to the last bucket's count
+	}
+	if len(h.GetPositiveSpan()) == 0 || native+int64(h.GetZeroCount()) < 1 {
+		t.Errorf("redis_prober_fork_seconds has no native bucket for the fork: spans %v deltas %v", h.GetPositiveSpan(), h.GetPositiveDelta())
 	}
 	usec, _ := info.Float("latest_fork_usec")
 	gauge := testutil.ToFloat64(gaugeOnly{tgt, "redis_prober_fork_last_seconds"})

@@ -44,20 +44,17 @@ type Targets struct {
 
 var _ prometheus.Collector = (*Targets)(nil)
 
-// ForkBuckets are the classic buckets of redis_prober_fork_seconds, one a
-// decade from 1 ms to 1 s: enough for a Prometheus without native
-// histograms to tell a small instance's fork from a slow VM's, with the
-// detail in the native buckets (16 classic ones were 17 series a target for
-// an event that happens a few times an hour).
-var ForkBuckets = []float64{.001, .01, .1, 1}
-
 // NewTargets declares the Redis-side series once; register it and its
 // Health once, and add each target as it starts.
 func NewTargets() *Targets {
+	// redis_prober_fork_seconds is native only (no Buckets: client_golang
+	// then makes no classic ones): forks are a few an hour, so a classic
+	// quantile over them is noise, and 4 classic buckets were 4 series a
+	// target. A Prometheus without native histograms reads the last fork
+	// from redis_prober_fork_last_seconds and the fork_time check.
 	forkOpts := prometheus.HistogramOpts{
 		Name:                            "redis_prober_fork_seconds",
-		Help:                            "Duration of every fork the prober saw happen (from INFO total_forks and latest_fork_usec; several forks between two refreshes are all counted at the latest one's duration).",
-		Buckets:                         ForkBuckets,
+		Help:                            "Duration of every fork the prober saw happen (from INFO total_forks and latest_fork_usec; several forks between two refreshes are all counted at the latest one's duration). Native buckets only.",
 		NativeHistogramBucketFactor:     1.1,
 		NativeHistogramMaxBucketNumber:  160,
 		NativeHistogramMinResetDuration: time.Hour,

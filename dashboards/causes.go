@@ -36,9 +36,9 @@ func Causes() (dashboard.Dashboard, error) {
 			"s", 8, 6, thresholds(green, step{0.02, orange}, step{0.05, red})).
 			WithTarget(query("A", `redis_prober_fork_last_seconds_per_gigabyte{target=~"$target"}`, "{{target}}"))).
 		WithPanel(heat(7, "Forks observed",
-			"Every fork the prober saw happen, by duration (native histogram; classic buckets when no native series is stored).",
+			"Every fork the prober saw happen, by duration (native histogram only: forks are a few an hour, too few for classic buckets; a Prometheus that stores no native histograms has Last fork).",
 			8, 6).
-			WithTarget(query("A", distribution("increase", "redis_prober_fork_seconds", byTarget), "{{le}}").
+			WithTarget(query("A", `sum(increase(redis_prober_fork_seconds{target=~"$target"}[$__rate_interval]))`, "{{le}}").
 				Format(prometheus.PromQueryFormatHeatmap))).
 		WithPanel(graph(8, "Persistence in progress",
 			"1 while an RDB save or an AOF rewrite runs: a forked child is copying memory on write.",

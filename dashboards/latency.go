@@ -111,9 +111,9 @@ func Latency() (dashboard.Dashboard, error) {
 
 	b = b.WithRow(dashboard.NewRowBuilder("Bursts and capacity").Id(13)).
 		WithPanel(graph(14, "p99: probe vs burst",
-			"p99 of the probe traffic and of burst traffic (phase label). During a burst the probe line shows what ordinary clients felt.",
+			"p99 of the probe traffic and of burst traffic (phase label). During a burst the probe line shows what ordinary clients felt. The burst phase has native buckets only: a Prometheus that stores no native histograms draws the probe line alone (the last burst's quantiles are in Last burst latency).",
 			"s", 8, 12, thresholds(green)).
-			WithTarget(query("A", quantile("0.99", "redis_prober_latency_seconds", byCommand, "target, phase"), "{{phase}} {{target}}"))).
+			WithTarget(query("A", quantileOr("0.99", "redis_prober_latency_seconds", byCommand, probe, "target, phase"), "{{phase}} {{target}}"))).
 		WithPanel(graph(15, "Burst throughput",
 			"Operations per second reached by the last burst of each plan.",
 			"ops", 8, 12, thresholds(green)).

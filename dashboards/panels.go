@@ -79,9 +79,18 @@ func changeAnnotations(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilde
 // quantile is the q-quantile of a latency histogram per the by labels: the
 // native histogram, or the classic _bucket series when there is none.
 func quantile(q, metric, matchers, by string) string {
+	return quantileOr(q, metric, matchers, matchers, by)
+}
+
+// quantileOr is quantile whose classic fallback reads only the series of
+// classic: the burst phase of redis_prober_latency_seconds has native
+// buckets only, so a Prometheus without native histograms has a p99 of
+// the probe phase alone (its _bucket series of the burst phase would be a
+// lone +Inf bucket, a NaN quantile).
+func quantileOr(q, metric, native, classic, by string) string {
 	return fmt.Sprintf("histogram_quantile(%s, sum by (%s) (rate(%s{%s}[$__rate_interval])))\n"+
 		"or\nhistogram_quantile(%s, sum by (%s, le) (rate(%s_bucket{%s}[$__rate_interval])))",
-		q, by, metric, matchers, q, by, metric, matchers)
+		q, by, metric, native, q, by, metric, classic)
 }
 
 // distribution is what a heatmap of a histogram reads: the native

@@ -76,6 +76,14 @@ func newHistVec(name, help string, classic []float64, labels []string) *histVec 
 // WithLabelValues returns the child of the label values, created on first
 // use. Callers resolve children once, off the hot path.
 func (v *histVec) WithLabelValues(lvs ...string) prometheus.Observer {
+	return v.withClassic(v.classic, lvs)
+}
+
+// withClassic is WithLabelValues for a child whose classic buckets are
+// classic instead of the family's (nil: native buckets only, and the
+// +Inf bucket, sum and count every histogram has). A child keeps the
+// buckets it was created with.
+func (v *histVec) withClassic(classic []float64, lvs []string) *hist {
 	key := histKey(lvs)
 	v.mu.RLock()
 	h := v.children[key]
@@ -89,8 +97,8 @@ func (v *histVec) WithLabelValues(lvs ...string) prometheus.Observer {
 		h = &hist{
 			labelPairs: prometheus.MakeLabelPairs(v.desc, lvs),
 			values:     slices.Clone(lvs),
-			classic:    v.classic,
-			counts:     make([]atomic.Uint64, len(v.classic)+1),
+			classic:    classic,
+			counts:     make([]atomic.Uint64, len(classic)+1),
 			created:    time.Now(),
 		}
 		v.children[key] = h

@@ -50,6 +50,19 @@ var LatencyBuckets = []float64{
 	.002, .005, .01, .025, .1, 1,
 }
 
+// latencyBuckets are the classic buckets of redis_prober_latency_seconds
+// in phase p: LatencyBuckets for the probe, none for bursts. Bursts are 10 s
+// every 15 minutes, so a classic quantile over them is a few points an hour
+// (and 13 series per command and node); their quantiles are exported as
+// redis_prober_burst_last_latency_seconds, and their native buckets stay.
+// The burn-rate and quantile rules read the probe phase only.
+func (p Phase) latencyBuckets() []float64 {
+	if p == PhaseProbe {
+		return LatencyBuckets
+	}
+	return nil
+}
+
 // HistogramOpts returns the house histogram settings: native buckets with a
 // factor of 1.1 (schema 3), bounded in count and reset hourly, plus the given
 // classic buckets.
@@ -184,8 +197,9 @@ func (m *Metrics) NodeCommands(target, node string, phase Phase, commands []stri
 		lat: make([]prometheus.Observer, len(commands)),
 		req: make([][numResults]prometheus.Counter, len(commands)),
 	}
+	classic := phase.latencyBuckets()
 	for i, c := range commands {
-		r.lat[i] = m.latency.WithLabelValues(target, node, c, string(phase))
+		r.lat[i] = m.latency.withClassic(classic, []string{target, node, c, string(phase)})
 		for res := Result(0); res < numResults; res++ {
 			r.req[i][res] = m.requests.WithLabelValues(target, node, c, string(phase), res.String())
 		}

@@ -1,0 +1,111 @@
+package prober
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// The probe phase of redis_prober_latency_seconds keeps its classic
+// buckets (the burn-rate rules count below their 5 ms bound); the burst
+// phase has native buckets only, plus the +Inf bucket, sum and count of
+// every histogram. Both phases live in one family.
+func TestLatencyClassicBucketsByPhase(t *testing.T) {
+	tests := []struct {
+		phase   Phase
+		classic []float64
+		// textBuckets are the _bucket lines of one command in the text
+		// format: the classic bounds and +Inf.
+		textBuckets int
+	}{
+		{PhaseProbe, LatencyBuckets, len(LatencyBuckets) + 1},
+		{PhaseBurst, nil, 1},
+	}
+	samples := []time.Duration{300 * time.Microsecond, 3 * time.Millisecond, 500 * time.Millisecond}
+	reg := prometheus.NewPedanticRegistry()
+	m := NewMetrics(reg)
+	for _, tt := range tests {
+		r := m.Commands("t", tt.phase, []string{"get", "set"})
+		for _, d := range samples {
+			r.Record(0, ResultOK, d)
+		}
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == "redis_prober_latency_seconds" })
+	if i < 0 {
+		t.Fatal("no redis_prober_latency_seconds")
+	}
+	lat := mfs[i]
+	var text bytes.Buffer
+	enc := expfmt.NewEncoder(&text, expfmt.NewFormat(expfmt.TypeTextPlain))
+	if err := enc.Encode(lat); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := promlint.NewWithMetricFamilies([]*dto.MetricFamily{lat}).Lint(); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %v", problems, err)
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.phase), func(t *testing.T) {
+			for _, cmd := range []string{"get", "set"} {
+				h := histogramOf(t, lat, cmd, tt.phase)
+				var bounds []float64
+				for _, b := range h.GetBucket() {
+					bounds = append(bounds, b.GetUpperBound())
+				}
+				if !slices.Equal(bounds, tt.classic) {
+					t.Errorf("%s: classic bounds %v, want %v", cmd, bounds, tt.classic)
+				}
+				want := uint64(0)
+				if cmd == "get" {
+					want = uint64(len(samples))
+				}
+				if h.GetSampleCount() != want {
+					t.Errorf("%s: count %d, want %d", cmd, h.GetSampleCount(), want)
+				}
+				// The native buckets are there in both phases: the
+				// three samples sit in three buckets.
+				var native int
+				for _, s := range h.GetPositiveSpan() {
+					native += int(s.GetLength())
+				}
+				if want > 0 && native < len(samples) {
+					t.Errorf("%s: %d native buckets, want at least %d", cmd, native, len(samples))
+				}
+				sel := `command="` + cmd + `",node="",phase="` + string(tt.phase) + `",target="t"`
+				if n := strings.Count(text.String(), "redis_prober_latency_seconds_bucket{"+sel); n != tt.textBuckets {
+					t.Errorf("%s: %d _bucket lines in the text format, want %d", cmd, n, tt.textBuckets)
+				}
+				for _, suffix := range []string{"_sum{", "_count{"} {
+					if !strings.Contains(text.String(), "redis_prober_latency_seconds"+suffix+sel+"}") {
+						t.Errorf("%s: no %s series", cmd, strings.Trim(suffix, "{"))
+					}
+				}
+			}
+		})
+	}
+}
+
+func histogramOf(t *testing.T, mf *dto.MetricFamily, command string, phase Phase) *dto.Histogram {
+	t.Helper()
+	for _, m := range mf.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["command"] == command && labels["phase"] == string(phase) {
+			return m.GetHistogram()
+		}
+	}
+	t.Fatalf("no child for command %s, phase %s", command, phase)
+	return nil
+}

@@ -4,7 +4,6 @@ package prober
 
 import (
 	"bytes"
-	"container/heap"
 	"errors"
 	"io"
 	"net"
@@ -201,7 +200,7 @@ func (p *pollShard) startLocked() bool {
 }
 
 func newPollLoop(p *pollShard, epfd, evfd int) *pollLoop {
-	l := &pollLoop{p: p, epfd: epfd, evfd: evfd, conns: map[int32]*pollConn{},
+	l := &pollLoop{p: p, epfd: epfd, evfd: evfd, conns: map[int32]*pollConn{}, timers: newTimerHeap(),
 		oob: make([]byte, unix.CmsgSpace(3*16)), errOOB: make([]byte, 2*unix.CmsgSpace(64))}
 	l.rd = resp.NewReader(&l.src, probeReadBuffer)
 	return l
@@ -326,8 +325,8 @@ const rawWaitMax = 5 * time.Millisecond
 func (l *pollLoop) wait() int {
 	var ts *unix.Timespec
 	var left time.Duration = -1
-	if len(l.timers) > 0 {
-		left = max(time.Until(l.timers[0].at), 0)
+	if l.timers.len() > 0 {
+		left = max(time.Until(l.timers.first().at), 0)
 		l.ts = unix.NsecToTimespec(left.Nanoseconds())
 		ts = &l.ts
 	}
@@ -450,9 +449,9 @@ func (l *pollLoop) next(pc *pollConn) {
 // fire runs the timers that are due: a slot to send, or a request past its
 // deadline.
 func (l *pollLoop) fire() {
-	for len(l.timers) > 0 {
+	for l.timers.len() > 0 {
 		now := time.Now()
-		pc := l.timers[0]
+		pc := l.timers.first()
 		limit := now
 		if !pc.inflight {
 			limit = now.Add(sendEarly)
@@ -460,7 +459,7 @@ func (l *pollLoop) fire() {
 		if pc.at.After(limit) {
 			return
 		}
-		heap.Pop(&l.timers)
+		l.timers.remove(pc)
 		if pc.inflight {
 			// On a busy host the loop can be late to its own timers: a
 			// reply already in the socket by its deadline (by its kernel
@@ -730,38 +729,7 @@ func (l *pollLoop) release(pc *pollConn) {
 
 func (l *pollLoop) setTimer(pc *pollConn, at time.Time) {
 	pc.at = at
-	if pc.index >= 0 {
-		heap.Fix(&l.timers, pc.index)
-	} else {
-		heap.Push(&l.timers, pc)
-	}
+	l.timers.set(pc)
 }
 
-func (l *pollLoop) stopTimer(pc *pollConn) {
-	if pc.index >= 0 {
-		heap.Remove(&l.timers, pc.index)
-	}
-}
-
-// timerHeap orders connections by their timer, the earliest first.
-type timerHeap []*pollConn
-
-func (h timerHeap) Len() int           { return len(h) }
-func (h timerHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
-func (h timerHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *timerHeap) Push(x any) {
-	pc := x.(*pollConn)
-	pc.index = len(*h)
-	*h = append(*h, pc)
-}
-func (h *timerHeap) Pop() any {
-	old := *h
-	pc := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	pc.index = -1
-	return pc
-}
+func (l *pollLoop) stopTimer(pc *pollConn) { l.timers.remove(pc) }

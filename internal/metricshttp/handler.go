@@ -1,6 +1,6 @@
 // Package metricshttp is the /metrics endpoint: promhttp's handler, with
-// the protobuf format Prometheus asks for encoded and streamed by the
-// prober itself.
+// every format streamed family by family, and the protobuf one Prometheus
+// asks for encoded by the prober itself.
 package metricshttp
 
 import (
@@ -22,18 +22,20 @@ import (
 )
 
 // Handler serves the families of g as promhttp.HandlerFor(g, opts)
-// does, with one difference inside: the protobuf format Prometheus asks
+// does, with two differences inside. The protobuf format Prometheus asks
 // for is encoded by collector.ProtoEncoder, the same bytes as expfmt's
 // encoder at a fraction of its cost (at 1,000 targets that encoder was
-// half of a scrape), and streamed: promhttp's timeout (http.TimeoutHandler)
-// holds a whole response in a buffer grown by doubling, 7 MB and twice
-// that in garbage a scrape at 1,000 targets. On that path the timeout
-// bounds the gathering, which is what can hang; the server's write
-// timeout bounds the sending. Every other format, and any request or
-// option this path does not handle exactly as promhttp does, goes to
-// promhttp. The limit of requests in flight is shared by both paths.
+// half of a scrape). And every format is streamed, family by family, as
+// it is encoded: promhttp's timeout (http.TimeoutHandler) holds a whole
+// response in a buffer grown by doubling, 5-7 MB and twice that in
+// garbage a scrape at 1,000 targets, the prober's highest memory peak. The
+// timeout bounds the gathering, which is what can hang; the server's
+// write timeout bounds the sending. Any request or option this path does
+// not handle exactly as promhttp does goes to promhttp. The limit of
+// requests in flight is shared by both paths.
 func Handler(g prometheus.Gatherer, opts promhttp.HandlerOpts) http.Handler {
-	p := &protoHandler{g: g, log: opts.ErrorLog, limit: opts.MaxRequestsInFlight, timeout: opts.Timeout,
+	p := &streamHandler{g: g, log: opts.ErrorLog, limit: opts.MaxRequestsInFlight, timeout: opts.Timeout,
+		created:  opts.EnableOpenMetricsTextCreatedSamples,
 		accepted: expfmt.DefaultAcceptedFormats(),
 		// As promhttp: identity and gzip are offered when compression is
 		// not disabled and no other set is chosen.
@@ -60,25 +62,26 @@ func Handler(g prometheus.Gatherer, opts promhttp.HandlerOpts) http.Handler {
 	return p
 }
 
-type protoHandler struct {
+type streamHandler struct {
 	g        prometheus.Gatherer
 	other    http.Handler // promhttp's, for everything but the protobuf path
 	log      promhttp.Logger
 	limit    int
 	inFlight chan struct{}
 	timeout  time.Duration
+	created  bool // OpenMetrics _created lines, as promhttp's option
 	accepted []expfmt.Format
 	takeOver bool
 	gzip     sync.Pool
 	encoders sync.Pool
 }
 
-func (p *protoHandler) timeoutMessage() string {
+func (p *streamHandler) timeoutMessage() string {
 	return fmt.Sprintf("Exceeded configured timeout of %v.\n", p.timeout)
 }
 
 // acquire takes a place among the requests in flight, or answers 503.
-func (p *protoHandler) acquire(rsp http.ResponseWriter) bool {
+func (p *streamHandler) acquire(rsp http.ResponseWriter) bool {
 	if p.inFlight == nil {
 		return true
 	}
@@ -92,7 +95,7 @@ func (p *protoHandler) acquire(rsp http.ResponseWriter) bool {
 	}
 }
 
-func (p *protoHandler) release() {
+func (p *streamHandler) release() {
 	if p.inFlight != nil {
 		<-p.inFlight
 	}
@@ -100,7 +103,7 @@ func (p *protoHandler) release() {
 
 // limited is promhttp's handler behind the shared limit.
 type limited struct {
-	p *protoHandler
+	p *streamHandler
 	h http.Handler
 }
 
@@ -115,7 +118,7 @@ func (l limited) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 // gather gathers within the timeout. On a timeout it answers 503 as
 // http.TimeoutHandler does and returns ok false; the place in flight is
 // given back when the gathering ends, as promhttp's is.
-func (p *protoHandler) gather(rsp http.ResponseWriter) (mfs []*dto.MetricFamily, ok bool, err error) {
+func (p *streamHandler) gather(rsp http.ResponseWriter) (mfs []*dto.MetricFamily, ok bool, err error) {
 	if p.timeout <= 0 {
 		mfs, err = p.g.Gather()
 		return mfs, true, err
@@ -145,10 +148,10 @@ func (p *protoHandler) gather(rsp http.ResponseWriter) (mfs []*dto.MetricFamily,
 	}
 }
 
-func (p *protoHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
+func (p *streamHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	format := expfmt.NegotiateAccept(req.Header, p.accepted...)
 	encoding, ok := negotiateEncoding(req.Header.Values("Accept-Encoding"))
-	if !p.takeOver || format.FormatType() != expfmt.TypeProtoDelim || !ok {
+	if !p.takeOver || !ok {
 		p.other.ServeHTTP(rsp, req)
 		return
 	}
@@ -188,9 +191,8 @@ func (p *protoHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 			}
 		}
 	}
-	enc := p.encoders.Get().(*collector.ProtoEncoder)
-	enc.Reset(w, format.ToEscapingScheme())
-	defer func() { enc.Reset(nil, model.UnderscoreEscaping); p.encoders.Put(enc) }()
+	enc, done := p.encoder(w, format)
+	defer done()
 	for _, mf := range mfs {
 		if only != nil && !only[mf.GetName()] {
 			continue
@@ -200,9 +202,31 @@ func (p *protoHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 			p.logf("error encoding and sending metric family:", err)
 		}
 	}
+	if closer, ok := enc.(expfmt.Closer); ok {
+		// OpenMetrics' final "# EOF".
+		if err := closer.Close(); err != nil {
+			p.logf("error encoding and sending metric family:", err)
+		}
+	}
 }
 
-func (p *protoHandler) logf(msg string, err error) {
+// encoder is the encoder of format onto w, and what to call when it is
+// done with: the protobuf one is the prober's own (pooled, with its
+// buffer), the text ones expfmt's, as promhttp makes them.
+func (p *streamHandler) encoder(w io.Writer, format expfmt.Format) (expfmt.Encoder, func()) {
+	if format.FormatType() != expfmt.TypeProtoDelim {
+		var opts []expfmt.EncoderOption
+		if p.created {
+			opts = append(opts, expfmt.WithCreatedLines())
+		}
+		return expfmt.NewEncoder(w, format, opts...), func() {}
+	}
+	enc := p.encoders.Get().(*collector.ProtoEncoder)
+	enc.Reset(w, format.ToEscapingScheme())
+	return enc, func() { enc.Reset(nil, model.UnderscoreEscaping); p.encoders.Put(enc) }
+}
+
+func (p *streamHandler) logf(msg string, err error) {
 	if p.log != nil {
 		p.log.Println(msg, err)
 	}

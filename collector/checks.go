@@ -76,13 +76,18 @@ type Result struct {
 // Failed reports a failure at the check's own severity.
 func (r Result) Failed() bool { return r.Status == StatusFail }
 
-// Evaluate runs every check over f.
-func Evaluate(f *Facts) []Result {
-	checks := Checks()
-	out := make([]Result, len(checks))
-	for i, c := range checks {
+// Evaluate runs the checks of scope over f, in report order: ScopeRedis
+// for each target's refresh, ScopeHost once per host refresh (HostChecks)
+// and in the doctor. The list (Checks) is the one place a check is
+// written; this is the one place it runs.
+func Evaluate(f *Facts, scope Scope) []Result {
+	var out []Result
+	for _, c := range Checks() {
+		if c.Scope != scope {
+			continue
+		}
 		st, v := c.eval(f)
-		out[i] = Result{Check: c, Status: st, Value: v}
+		out = append(out, Result{Check: c, Status: st, Value: v})
 	}
 	return out
 }
@@ -95,7 +100,7 @@ type checkDescs struct {
 func newCheckDescs() checkDescs {
 	return checkDescs{
 		passed: newTargetDesc("redis_prober_check_passed",
-			"1 when a tuning check passes at the given severity, 0 when it fails; absent while its input cannot be read (see redis_prober_check_unknown).",
+			"1 when a tuning check of this Redis passes at the given severity, 0 when it fails; absent while its input cannot be read (see redis_prober_check_unknown). The checks of the prober's own host are redis_prober_host_check_passed.",
 			"check", "severity"),
 		unknown: newTargetDesc("redis_prober_check_unknown",
 			"1 when a tuning check cannot be evaluated because an input is not readable here (ACL, PID namespace, no /sys); never a failure. Absent for checks that were evaluated (see redis_prober_check_passed).",
@@ -109,17 +114,27 @@ func (d checkDescs) describe(ch chan<- *prometheus.Desc) {
 }
 
 func (d checkDescs) emit(out *sink, sl *seriesLabels, results []Result) {
+	checkSeries(results, func(id string, sev Severity, passed bool) {
+		out.series(d.passed, prometheus.GaugeValue, boolFloat(passed), sl, id, string(sev))
+	}, func(id string) {
+		out.series(d.unknown, prometheus.GaugeValue, 1, sl, id)
+	})
+}
+
+// checkSeries is what each result exports, the same per target
+// (redis_prober_check_*) and for the host (redis_prober_host_check_*):
+// passed (by severity) when it was evaluated, unknown when it could not be
+// (not a 0 beside every evaluated one: series are the budget). A check
+// that Warns has a second passed series at severity warning.
+func checkSeries(results []Result, passed func(id string, sev Severity, ok bool), unknown func(id string)) {
 	for _, r := range results {
-		// Each check has one series: passed (by severity) when it was
-		// evaluated, unknown when it could not be (not a 0 beside every
-		// evaluated one: series per target are the budget).
 		if r.Status == StatusUnknown {
-			out.series(d.unknown, prometheus.GaugeValue, 1, sl, r.ID)
+			unknown(r.ID)
 			continue
 		}
-		out.series(d.passed, prometheus.GaugeValue, boolFloat(r.Status != StatusFail), sl, r.ID, string(r.Severity))
+		passed(r.ID, r.Severity, r.Status != StatusFail)
 		if r.Warns {
-			out.series(d.passed, prometheus.GaugeValue, boolFloat(r.Status == StatusPass), sl, r.ID, string(SeverityWarning))
+			passed(r.ID, SeverityWarning, r.Status == StatusPass)
 		}
 	}
 }
@@ -157,8 +172,9 @@ func Failing(results []Result) []FailedCheck {
 	return out
 }
 
-// FailingChecks is Failing over the last refresh; ok is false when the
-// checks collector is off or has not run yet.
+// FailingChecks is Failing over the last refresh (the Redis-scope checks;
+// the host's are HostChecks.Failing); ok is false when the checks
+// collector is off or has not run yet.
 func (t *Target) FailingChecks() (failing []FailedCheck, ok bool) {
 	s := t.Snapshot()
 	if _, ran := s.Errors["checks"]; !ran {

@@ -36,9 +36,14 @@ func tunedFacts() Facts {
 	}
 }
 
+// evaluateAll is every check over f: the host's, then the Redis ones.
+func evaluateAll(f *Facts) []Result {
+	return append(Evaluate(f, ScopeHost), Evaluate(f, ScopeRedis)...)
+}
+
 func resultOf(t *testing.T, f Facts, id string) Result {
 	t.Helper()
-	for _, r := range Evaluate(&f) {
+	for _, r := range evaluateAll(&f) {
 		if r.ID == id {
 			return r
 		}
@@ -48,7 +53,7 @@ func resultOf(t *testing.T, f Facts, id string) Result {
 }
 
 func TestChecksAllPassWhenTuned(t *testing.T) {
-	for _, r := range Evaluate(new(tunedFacts())) {
+	for _, r := range evaluateAll(new(tunedFacts())) {
 		if r.Status != StatusPass {
 			t.Errorf("%s: %v (%s)", r.ID, r.Status, r.Value)
 		}
@@ -57,7 +62,7 @@ func TestChecksAllPassWhenTuned(t *testing.T) {
 
 func TestChecksUnknownWithoutInputs(t *testing.T) {
 	// Nothing readable: every check is unknown, none failed.
-	for _, r := range Evaluate(&Facts{}) {
+	for _, r := range evaluateAll(&Facts{}) {
 		if r.Status != StatusUnknown {
 			t.Errorf("%s: %v (%s), want unknown", r.ID, r.Status, r.Value)
 		}
@@ -140,38 +145,95 @@ func TestChecksHaveWhyAndFix(t *testing.T) {
 	}
 }
 
+// Each scope's checks are evaluated and exported apart: the Redis ones
+// per target (redis_prober_check_*{target, node}), the host's once
+// (redis_prober_host_check_*, no target or node label), every check in
+// exactly one of them.
+func TestEvaluateByScope(t *testing.T) {
+	f := tunedFacts()
+	seen := map[string]Scope{}
+	for _, scope := range []Scope{ScopeHost, ScopeRedis} {
+		for _, r := range Evaluate(&f, scope) {
+			if r.Scope != scope {
+				t.Errorf("Evaluate(%s) ran %s, a %s check", scope, r.ID, r.Scope)
+			}
+			if prev, dup := seen[r.ID]; dup {
+				t.Errorf("%s evaluated in %s and %s", r.ID, prev, scope)
+			}
+			seen[r.ID] = scope
+		}
+	}
+	for _, c := range Checks() {
+		if seen[c.ID] != c.Scope {
+			t.Errorf("%s (%s scope) evaluated in %q", c.ID, c.Scope, seen[c.ID])
+		}
+	}
+	for _, id := range []string{"thp_enabled", "thp_defrag", "vm_swappiness", "vm_overcommit_memory", "intrinsic_latency", "cpu_governor"} {
+		if seen[id] != ScopeHost {
+			t.Errorf("%s is not a host check", id)
+		}
+	}
+}
+
 func TestCheckSeries(t *testing.T) {
 	f := tunedFacts()
 	f.Host.Sysctls["vm.swappiness"] = 5 // warn level
+	f.Host.Governors = nil              // cpu_governor unknown
 	f.Config = nil                      // latency_monitor and friends unknown
-	results := Evaluate(&f)
+	f.Info["maxmemory"] = "0"           // maxmemory fails
 	d := newCheckDescs()
-	c := collectFunc{describe: d.describe, collect: func(ch chan<- prometheus.Metric) {
+	target := collectFunc{describe: d.describe, collect: func(ch chan<- prometheus.Metric) {
 		sl := newSeriesLabels("t", "")
-		d.emit(&sink{ch: ch}, &sl, results)
+		d.emit(&sink{ch: ch}, &sl, Evaluate(&f, ScopeRedis))
 	}}
-	want := `
-# HELP redis_prober_check_passed 1 when a tuning check passes at the given severity, 0 when it fails; absent while its input cannot be read (see redis_prober_check_unknown).
-# TYPE redis_prober_check_passed gauge
-redis_prober_check_passed{check="vm_swappiness",node="",severity="critical",target="t"} 1
-redis_prober_check_passed{check="vm_swappiness",node="",severity="warning",target="t"} 0
-# TYPE redis_prober_check_unknown gauge
-redis_prober_check_unknown{check="latency_monitor",node="",target="t"} 1
-`
-	got, err := testutil.CollectAndFormat(c, expfmt.TypeTextPlain, "redis_prober_check_passed", "redis_prober_check_unknown")
-	if err != nil {
-		t.Fatal(err)
+	host := NewHostChecks(HostChecksConfig{Intrinsic: func() (time.Duration, bool) { return f.Intrinsic, true }})
+	host.results, host.ran = Evaluate(&f, ScopeHost), true
+	tests := []struct {
+		name      string
+		c         prometheus.Collector
+		families  []string
+		want      []string
+		wantNot   []string
+		wantCount int
+	}{
+		{"target", target, []string{"redis_prober_check_passed", "redis_prober_check_unknown"},
+			[]string{
+				`redis_prober_check_passed{check="maxmemory",node="",severity="warning",target="t"} 0`,
+				`redis_prober_check_passed{check="redis_swapped",node="",severity="critical",target="t"} 1`,
+				`redis_prober_check_unknown{check="latency_monitor",node="",target="t"} 1`,
+			},
+			[]string{`check="latency_monitor",node="",severity`, `check="vm_swappiness"`, `check="thp_enabled"`, `check="intrinsic_latency"`},
+			len(Evaluate(&f, ScopeRedis))},
+		{"host", host, []string{"redis_prober_host_check_passed", "redis_prober_host_check_unknown"},
+			[]string{
+				`redis_prober_host_check_passed{check="vm_swappiness",severity="critical"} 1`,
+				`redis_prober_host_check_passed{check="vm_swappiness",severity="warning"} 0`,
+				`redis_prober_host_check_passed{check="thp_enabled",severity="critical"} 1`,
+				`redis_prober_host_check_unknown{check="cpu_governor"} 1`,
+			},
+			[]string{`check="cpu_governor",severity`, `redis_prober_host_check_unknown{check="vm_swappiness"`, `target=`, `check="maxmemory"`},
+			len(Evaluate(&f, ScopeHost)) + 1}, // vm_swappiness Warns: two series
 	}
-	for _, line := range strings.Split(strings.TrimSpace(want), "\n") {
-		if !strings.Contains(string(got), line) {
-			t.Errorf("missing %q in\n%s", line, got)
-		}
-	}
-	if strings.Contains(string(got), `check="latency_monitor",severity`) {
-		t.Errorf("unknown check has a passed series:\n%s", got)
-	}
-	if strings.Contains(string(got), `redis_prober_check_unknown{check="vm_swappiness"`) {
-		t.Errorf("an evaluated check has an unknown series:\n%s", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := testutil.CollectAndFormat(tt.c, expfmt.TypeTextPlain, tt.families...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range tt.want {
+				if !strings.Contains(string(got), line) {
+					t.Errorf("missing %q in\n%s", line, got)
+				}
+			}
+			for _, bad := range tt.wantNot {
+				if strings.Contains(string(got), bad) {
+					t.Errorf("%q in\n%s", bad, got)
+				}
+			}
+			if n := testutil.CollectAndCount(tt.c, tt.families...); n != tt.wantCount {
+				t.Errorf("%d series, want %d:\n%s", n, tt.wantCount, got)
+			}
+		})
 	}
 }
 

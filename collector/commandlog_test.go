@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
@@ -149,8 +148,7 @@ func TestGoldenCapturedServers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, c := startCaptured(t, tt.name, tt.edit)
-			cfg := TargetConfig{Name: tt.name + "-" + tt.host, Commands: []string{"get", "ping", "set"}, Paths: hostPaths(tt.host),
-				Intrinsic: func() (time.Duration, bool) { return 250 * time.Microsecond, true }}
+			cfg := TargetConfig{Name: tt.name + "-" + tt.host, Commands: []string{"get", "ping", "set"}, Paths: hostPaths(tt.host)}
 			tgt := NewTarget(cfg, c)
 			tgt.Refresh(t.Context())
 			tgt.Refresh(t.Context())

@@ -45,6 +45,7 @@ func TestDocsNameEveryTargetMetric(t *testing.T) {
 		s := NewTargets()
 		s.Describe(ch)
 		s.health.describe(ch)
+		NewHostChecks(HostChecksConfig{}).Describe(ch)
 		close(ch)
 	}()
 	re := regexp.MustCompile(`fqName: "([^"]+)"`)

@@ -180,9 +180,15 @@ func TestRealRedisSeries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	hostChecks := NewHostChecks(HostChecksConfig{Paths: DefaultPaths(),
+		Intrinsic: func() (time.Duration, bool) { return 100 * time.Microsecond, true }})
 	tgt := NewTarget(TargetConfig{Name: srv.Addr(), Paths: DefaultPaths(), Commands: []string{"ping", "get"},
-		Intrinsic: func() (time.Duration, bool) { return 100 * time.Microsecond, true }}, c)
+		HostChecks: hostChecks}, c)
 	tgt.Refresh(t.Context())
+	// The target's refresh evaluated the host checks too.
+	if _, ok := hostChecks.Results(); !ok {
+		t.Error("the target's refresh did not refresh the host checks")
+	}
 	s := tgt.Snapshot()
 	for name, err := range s.Errors {
 		if err != nil && name != "checks" { // checks may lack host files in a sandbox
@@ -211,7 +217,7 @@ func TestRealRedisSeries(t *testing.T) {
 		t.Errorf("used bytes %v, INFO %v", got, used)
 	}
 	lintProblems(t, tgt)
-	promtoolCheck(t, tgt, NewHost(DefaultPaths(), AllEnabled(), nil), NewHost(hostPaths("untuned"), AllEnabled(), nil))
+	promtoolCheck(t, tgt, NewHost(DefaultPaths(), AllEnabled(), nil), NewHost(hostPaths("untuned"), AllEnabled(), nil), hostChecks)
 }
 
 // promtoolCheck pipes the text exposition through `promtool check metrics`.

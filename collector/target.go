@@ -26,10 +26,7 @@ type TargetConfig struct {
 	Commands []string // probed commands (lower case), for LATENCY HISTOGRAM
 	Paths    Paths
 	Enabled  Enabled
-	// Intrinsic returns the host's recent worst scheduling jitter; nil or
-	// ok=false leaves the intrinsic_latency check unknown.
-	Intrinsic func() (d time.Duration, ok bool)
-	Log       *slog.Logger
+	Log      *slog.Logger
 	// ServerClassicBuckets adds classic buckets to the server-side
 	// latency histogram (22 series a command) beside its native buckets,
 	// for a Prometheus that does not ingest native histograms.
@@ -39,6 +36,10 @@ type TargetConfig struct {
 	Processes *ProcessCache
 	// HostFacts, when set, shares the host's kernel state between targets.
 	HostFacts *HostFactsCache
+	// HostChecks, when set, are the process's host-scope checks: the
+	// checks collector's refresh refreshes them (at most once a host
+	// read), and a target has the Redis-scope checks only.
+	HostChecks *HostChecks
 }
 
 // Snapshot is what one refresh learned about a target.

@@ -108,11 +108,9 @@ func (checksPart) refresh(ctx context.Context, t *Target, s *Snapshot, r *refres
 	}
 	var hostErr error
 	s.Host, hostErr = t.cfg.HostFacts.Read(t.cfg.Paths, r.start)
+	t.cfg.HostChecks.Refresh(r.start)
 	f := Facts{Host: s.Host, Info: s.Info, Config: s.Config, Process: s.Process}
-	if t.cfg.Intrinsic != nil {
-		f.Intrinsic, f.HasIntrinsic = t.cfg.Intrinsic()
-	}
-	s.Checks = Evaluate(&f)
+	s.Checks = Evaluate(&f, ScopeRedis)
 	return true, errors.Join(err, hostErr)
 }
 

@@ -24,7 +24,7 @@ type CollectorsConfig struct {
 	// histogram.
 	ServerClassicBuckets bool
 	// Intrinsic is the prober's intrinsic-latency histogram, if any: the
-	// intrinsic_latency check reads it.
+	// intrinsic_latency host check reads it.
 	Intrinsic prometheus.Metric
 }
 
@@ -38,25 +38,38 @@ type Collectors struct {
 	paths     collector.Paths
 	enabled   collector.Enabled
 	interval  time.Duration
-	intrinsic prometheus.Metric
 	classic   bool
 	processes *collector.ProcessCache
 	hostFacts *collector.HostFactsCache
-	checks    checkBoard // for the status page
+	// hostChecks are the host-scope checks, once for the process; nil
+	// with the checks collector off.
+	hostChecks *collector.HostChecks
+	checks     checkBoard // for the status page
 }
 
 // NewCollectors returns the collector service of cfg.
 func NewCollectors(cfg CollectorsConfig) *Collectors {
 	s := &Collectors{
 		log: cfg.Log, targets: collector.NewTargets(), paths: cfg.Paths, enabled: cfg.Enabled,
-		interval: cfg.Interval, intrinsic: cfg.Intrinsic, classic: cfg.ServerClassicBuckets,
+		interval: cfg.Interval, classic: cfg.ServerClassicBuckets,
 		// Half an interval: every target's refresh within it reads the
 		// same process and host state once.
 		processes: collector.NewProcessCache(cfg.Interval / 2),
 		hostFacts: collector.NewHostFactsCache(cfg.Interval / 2),
 	}
+	registered := []prometheus.Collector{s.targets, s.targets.Health()}
+	if cfg.Enabled["checks"] {
+		// One intrinsic reader for the one set of host checks, refreshed
+		// by whichever node's refresh comes first in a host read.
+		hc := collector.HostChecksConfig{Paths: cfg.Paths, Facts: s.hostFacts}
+		if cfg.Intrinsic != nil {
+			hc.Intrinsic = newIntrinsicReader(cfg.Intrinsic).worst
+		}
+		s.hostChecks = collector.NewHostChecks(hc)
+		registered = append(registered, s.hostChecks)
+	}
 	if cfg.Registerer != nil {
-		for _, c := range []prometheus.Collector{s.targets, s.targets.Health()} {
+		for _, c := range registered {
 			if err := cfg.Registerer.Register(c); err != nil {
 				// The checks still run for the status page.
 				s.log.Error("cannot register the Redis-side collectors; their series are absent", "err", err)
@@ -90,10 +103,7 @@ func (s *Collectors) NodeTasks(t Target, control *redis.Client) ([]Task, func())
 	}
 	cfg := collector.TargetConfig{
 		Name: t.Name, Node: t.Node, Commands: cmds, Paths: s.paths, Enabled: s.enabled, Log: log,
-		ServerClassicBuckets: s.classic, Processes: s.processes, HostFacts: s.hostFacts,
-	}
-	if s.intrinsic != nil {
-		cfg.Intrinsic = newIntrinsicReader(s.intrinsic).worst
+		ServerClassicBuckets: s.classic, Processes: s.processes, HostFacts: s.hostFacts, HostChecks: s.hostChecks,
 	}
 	tgt := s.targets.NewTarget(cfg, control)
 	var failed bool
@@ -134,7 +144,7 @@ func (s *Collectors) refresh(ctx context.Context, tgt *collector.Target) {
 // intrinsicReader turns the prober's intrinsic-latency histogram into "the
 // worst scheduling gap since the last call", at the resolution of its
 // classic buckets (which have a bound at exactly 1 ms, the check's
-// threshold). Each target has its own reader, so each sees every window.
+// threshold). The host checks have the one reader, so they see every window.
 type intrinsicReader struct {
 	h    prometheus.Metric
 	mu   sync.Mutex
@@ -218,4 +228,12 @@ func (s *Collectors) FailingChecks(target, node string) ([]collector.FailedCheck
 		return nil, false
 	}
 	return tgt.FailingChecks()
+}
+
+var _ HostCheckSource = (*Collectors)(nil)
+
+// FailingHostChecks serves the status page's host section: the host
+// checks that failed at their last evaluation.
+func (s *Collectors) FailingHostChecks() ([]collector.FailedCheck, bool) {
+	return s.hostChecks.Failing()
 }

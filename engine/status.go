@@ -26,6 +26,7 @@ type Status struct {
 	bursts  []burstSource
 	changes []changeSource
 	checks  []CheckSource
+	host    []HostCheckSource
 }
 
 // burstSource is the Bursts service, as the status page reads it.
@@ -43,6 +44,13 @@ type changeSource interface {
 // were not evaluated (yet, or the checks collector is off).
 type CheckSource interface {
 	FailingChecks(target, node string) (failing []collector.FailedCheck, ok bool)
+}
+
+// HostCheckSource is a service that evaluates the host-scope checks once
+// for the process (the collector service of run mode). ok is false when
+// they were not evaluated (yet, or the checks collector is off).
+type HostCheckSource interface {
+	FailingHostChecks() (failing []collector.FailedCheck, ok bool)
 }
 
 type statusNode struct {
@@ -68,8 +76,9 @@ type nodeTracker interface {
 
 // NewStatus returns the service; add it to the engine's services. The
 // other services are read for each node's last burst (Bursts), last change
-// (Changes) and failing checks (a CheckSource); the rest are ignored, so
-// run mode hands over all of them.
+// (Changes) and failing checks (a CheckSource), and for the failing checks
+// of the prober's host (a HostCheckSource); the rest are ignored, so run
+// mode hands over all of them.
 func NewStatus(services ...Service) *Status {
 	s := &Status{nodes: map[*statusNode]struct{}{}}
 	for _, svc := range services {
@@ -81,6 +90,9 @@ func NewStatus(services ...Service) *Status {
 		}
 		if c, ok := svc.(CheckSource); ok {
 			s.checks = append(s.checks, c)
+		}
+		if h, ok := svc.(HostCheckSource); ok {
+			s.host = append(s.host, h)
 		}
 	}
 	return s
@@ -117,9 +129,10 @@ type NodeStatus struct {
 	// service off).
 	LastBurst  *LastBurst
 	LastChange *LastChange
-	// FailingChecks are the checks that failed at the last evaluation,
-	// at their own severity or at their warning level (both are a 0 of
-	// redis_prober_check_passed); ChecksKnown is false when none ran.
+	// FailingChecks are the Redis checks that failed at the last
+	// evaluation, at their own severity or at their warning level (both
+	// are a 0 of redis_prober_check_passed); ChecksKnown is false when
+	// none ran. The host's checks are in HostStatus, once.
 	FailingChecks []collector.FailedCheck
 	ChecksKnown   bool
 }
@@ -167,4 +180,26 @@ func (s *Status) fill(ns *NodeStatus) {
 			ns.ChecksKnown = true
 		}
 	}
+}
+
+// HostStatus is the prober's own host as the status page shows it, once
+// for every node.
+type HostStatus struct {
+	// FailingChecks are the host checks that failed at their last
+	// evaluation (a 0 of redis_prober_host_check_passed); ChecksKnown is
+	// false when none ran.
+	FailingChecks []collector.FailedCheck
+	ChecksKnown   bool
+}
+
+// Host returns the state of the prober's host.
+func (s *Status) Host() HostStatus {
+	var h HostStatus
+	for _, src := range s.host {
+		if failing, ok := src.FailingHostChecks(); ok {
+			h.FailingChecks = append(h.FailingChecks, failing...)
+			h.ChecksKnown = true
+		}
+	}
+	return h
 }

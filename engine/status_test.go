@@ -2,12 +2,17 @@ package engine
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
@@ -106,5 +111,73 @@ func TestStatusReadsBurstsChangesAndChecks(t *testing.T) {
 	}
 	if _, ok := changes.LastChange(tgt.Name, ""); ok {
 		t.Error("the last change of a stopped node is kept")
+	}
+}
+
+// The host checks of run mode's collector service are one set for the
+// process: two targets' refreshes evaluate them once, they are exported
+// without target or node, each target keeps only its Redis checks, and the
+// status service shows the failing ones once, for the host.
+func TestStatusShowsHostChecksOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	thp := filepath.Join(dir, "sys/kernel/mm/transparent_hugepage/enabled")
+	if err := os.MkdirAll(filepath.Dir(thp), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(thp, []byte("[always] madvise never\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	m := prober.NewMetrics(reg)
+	m.Intrinsic().Observe(0.003) // a 3 ms scheduling gap: intrinsic_latency fails
+	collectors := NewCollectors(CollectorsConfig{
+		Log: quietLogger(), Registerer: reg, Interval: time.Minute, Enabled: collector.AllEnabled(),
+		Paths:     collector.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")},
+		Intrinsic: m.Intrinsic().(prometheus.Metric),
+	})
+	status := NewStatus(collectors)
+	if h := status.Host(); h.ChecksKnown {
+		t.Errorf("host checks known before any refresh: %+v", h)
+	}
+	for _, name := range []string{"a", "b"} {
+		tasks, done := collectors.NodeTasks(Target{Name: name}, srv.Client())
+		defer done()
+		tasks[0].Run(t.Context())
+	}
+	h := status.Host()
+	var ids []string
+	for _, c := range h.FailingChecks {
+		ids = append(ids, c.ID+"/"+string(c.Severity))
+	}
+	if want := []string{"thp_enabled/critical", "intrinsic_latency/warning"}; !h.ChecksKnown || !slices.Equal(ids, want) {
+		t.Errorf("host: failing %v (known %v), want %v", ids, h.ChecksKnown, want)
+	}
+	for _, name := range []string{"a", "b"} {
+		failing, ok := collectors.FailingChecks(name, "")
+		if !ok {
+			t.Errorf("target %s: checks not evaluated", name)
+		}
+		for _, c := range failing {
+			if c.ID == "thp_enabled" || c.ID == "intrinsic_latency" {
+				t.Errorf("target %s lists the host check %s", name, c.ID)
+			}
+		}
+	}
+	out, err := testutil.CollectAndFormat(collectors.targets, expfmt.TypeTextPlain, "redis_prober_check_passed", "redis_prober_check_unknown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), `check="thp_enabled"`) || !strings.Contains(string(out), `check="maxmemory"`) {
+		t.Errorf("per-target checks: want the Redis ones only:\n%s", out)
+	}
+	const want = `
+# HELP redis_prober_host_check_passed 1 when a tuning check of the prober's host passes at the given severity, 0 when it fails; absent while its input cannot be read (see redis_prober_host_check_unknown). The checks of each Redis are redis_prober_check_passed.
+# TYPE redis_prober_host_check_passed gauge
+redis_prober_host_check_passed{check="intrinsic_latency",severity="warning"} 0
+redis_prober_host_check_passed{check="thp_enabled",severity="critical"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "redis_prober_host_check_passed"); err != nil {
+		t.Error(err)
 	}
 }

@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg Config) *Report {
 		}
 	}
 	for i, ep := range cfg.Endpoints {
-		rep.Targets[i] = checkTarget(ctx, cfg, cfg.Names[i], ep, intr)
+		rep.Targets[i] = checkTarget(ctx, cfg, cfg.Names[i], ep)
 		if m := meas[i]; m != nil {
 			t := &rep.Targets[i]
 			t.Ping, t.Connect, t.ClientDelay, t.Clock = m.stats()
@@ -171,12 +171,11 @@ func measure(ctx context.Context, ep prober.Endpoint, rec *sampleRecorder, log *
 
 // checkTarget reads the target once through the same collector code the
 // exporter runs, and keeps the Redis-side checks.
-func checkTarget(ctx context.Context, cfg Config, name string, ep prober.Endpoint, intr *maxObserver) TargetReport {
+func checkTarget(ctx context.Context, cfg Config, name string, ep prober.Endpoint) TargetReport {
 	client := ep.NewClient(Timeout, 1)
 	defer client.Close()
 	tgt := collector.NewTarget(collector.TargetConfig{
-		Name: name, Commands: []string{"ping"}, Paths: cfg.Paths, Enabled: collector.AllEnabled(),
-		Intrinsic: intr.worst, Log: cfg.Log,
+		Name: name, Commands: []string{"ping"}, Paths: cfg.Paths, Enabled: collector.AllEnabled(), Log: cfg.Log,
 	}, client)
 	rctx, cancel := context.WithTimeout(ctx, 4*Timeout)
 	defer cancel()
@@ -191,10 +190,7 @@ func checkTarget(ctx context.Context, cfg Config, name string, ep prober.Endpoin
 	if s.Process == nil {
 		tr.ProcessError = errorText(s.Errors["process"])
 	}
-	for _, r := range s.Checks {
-		if r.Scope != collector.ScopeRedis {
-			continue
-		}
+	for _, r := range s.Checks { // the Redis-scope checks; the host's are hostChecks
 		if r.RedisHost && s.Process == nil {
 			r = notThisHost(r, s.Config)
 		}
@@ -232,10 +228,8 @@ func hostChecks(cfg Config, intr *maxObserver, targets []TargetReport) []CheckRe
 	f := collector.Facts{Host: hf}
 	f.Intrinsic, f.HasIntrinsic = intr.worst()
 	var out []CheckReport
-	for _, r := range collector.Evaluate(&f) {
-		if r.Scope == collector.ScopeHost {
-			out = append(out, toCheckReport(r))
-		}
+	for _, r := range collector.Evaluate(&f, collector.ScopeHost) {
+		out = append(out, toCheckReport(r))
 	}
 	return out
 }
@@ -341,7 +335,7 @@ func (o *maxObserver) result() (int, time.Duration) {
 	return o.n, time.Duration(o.maxSec * float64(time.Second))
 }
 
-// worst is the collector's Intrinsic source.
+// worst is the intrinsic_latency host check's input.
 func (o *maxObserver) worst() (time.Duration, bool) {
 	n, d := o.result()
 	return d, n > 0

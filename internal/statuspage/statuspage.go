@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/safetext"
 	"github.com/redis-prober/redis-prober/prober/burst"
@@ -86,6 +87,11 @@ type statusView struct {
 	Target             string
 	Nodes              []nodeView
 	Up, Down, Unknown  int
+	// HostChecks are the failing checks of the prober's own host, shown
+	// once on the page (not per node: they are not about any Redis);
+	// HostChecksKnown is false when none were evaluated.
+	HostChecks      []checkView
+	HostChecksKnown bool
 }
 
 type nodeView struct {
@@ -165,6 +171,8 @@ func (p *Page) view(target string, detail bool) statusView {
 	}
 	v := statusView{Refresh: statusRefresh, Version: version.Version, Telemetry: p.telemetry,
 		Now: now.Format("2006-01-02 15:04:05 MST"), Detail: detail, Target: target, Nodes: make([]nodeView, len(nodes))}
+	host := p.status.Host()
+	v.HostChecks, v.HostChecksKnown = checkViews(host.FailingChecks), host.ChecksKnown
 	for i, n := range nodes {
 		nv := nodeView{Target: n.Target, Node: n.Node, Endpoint: n.Endpoint, Objective: fmtLatency(n.Objective),
 			ReadOnly: n.ReadOnly, DetailURL: "/?target=" + url.QueryEscape(n.Target),
@@ -198,12 +206,18 @@ func (p *Page) view(target string, detail bool) statusView {
 		nv.Burst = burstOf(n.LastBurst, now)
 		nv.Change = changeOf(n.LastChange, now)
 		nv.ChecksKnown = n.ChecksKnown
-		for _, c := range n.FailingChecks {
-			nv.Checks = append(nv.Checks, checkView{ID: c.ID, Severity: string(c.Severity), Value: c.Value})
-		}
+		nv.Checks = checkViews(n.FailingChecks)
 		v.Nodes[i] = nv
 	}
 	return v
+}
+
+func checkViews(failing []collector.FailedCheck) []checkView {
+	var out []checkView
+	for _, c := range failing {
+		out = append(out, checkView{ID: c.ID, Severity: string(c.Severity), Value: c.Value})
+	}
+	return out
 }
 
 // maxBurstDetail bounds the governor's or dialer's sentence on the page.

@@ -32,7 +32,7 @@ func TestStatusTemplateEscapes(t *testing.T) {
 		Burst:  &burstView{Plan: evil, Outcome: evil, Reason: evil, Detail: evil, OpsPerSec: evil, P99: evil, Requests: "1", Ago: evil},
 		Change: &changeView{Kinds: evil, Ago: evil, Headline: evil, Before: evil, After: evil, Commands: []changeRow{{Command: evil}}},
 		Checks: []checkView{{ID: evil, Severity: evil, Value: evil}}, ChecksKnown: true,
-	}}}
+	}}, HostChecks: []checkView{{ID: evil, Severity: evil, Value: evil}}, HostChecksKnown: true}
 	var buf bytes.Buffer
 	if err := statusTemplate.Execute(&buf, v); err != nil {
 		t.Fatal(err)
@@ -157,11 +157,19 @@ func TestStatusPageRenders200Targets(t *testing.T) {
 			t.Errorf("%d rows with %s, want 200", n, cell)
 		}
 	}
+	// The host's failing check is shown once, in the host section, not
+	// in each of the 200 rows.
+	if n := strings.Count(rr.Body.String(), `<section id="host">`); n != 1 {
+		t.Errorf("%d host sections, want 1", n)
+	}
+	if n := strings.Count(rr.Body.String(), ">thp_enabled<"); n != 1 {
+		t.Errorf("thp_enabled shown %d times, want once (in the host section)", n)
+	}
 }
 
 // fullRows gives every node a last burst, a last change with three
 // commands' windows and two failing checks, so the 200-target page renders
-// its fullest rows.
+// its fullest rows, and the host a failing check.
 type fullRows struct{}
 
 func (fullRows) Name() string                                            { return "full-rows" }
@@ -180,8 +188,11 @@ func (fullRows) LastChange(string, string) (engine.LastChange, bool) {
 	return engine.LastChange{Kinds: []string{"restart", "version"}, At: time.Now().Add(-2 * time.Minute), Before: before, After: after, MinSamples: 300}, true
 }
 func (fullRows) FailingChecks(string, string) ([]collector.FailedCheck, bool) {
-	return []collector.FailedCheck{{ID: "thp_enabled", Severity: collector.SeverityCritical, Value: "enabled = always"},
+	return []collector.FailedCheck{{ID: "redis_swapped", Severity: collector.SeverityCritical, Value: "4.0 KiB of Redis memory in swap"},
 		{ID: "latency_monitor", Severity: collector.SeverityInfo, Value: "latency-monitor-threshold 0 (off)"}}, true
+}
+func (fullRows) FailingHostChecks() ([]collector.FailedCheck, bool) {
+	return []collector.FailedCheck{{ID: "thp_enabled", Severity: collector.SeverityCritical, Value: "enabled = always"}}, true
 }
 
 // BenchmarkStatusPage200Targets is the page's server time at 200 targets

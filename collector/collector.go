@@ -73,7 +73,7 @@ var definitions = []Definition{
 	{Name: "latency", Kind: KindTarget, part: latencyPart{}, uses: []string{"info"}, Help: "Redis LATENCY LATEST events and the server-side LATENCY HISTOGRAM of the probed commands (Redis 7+)."},
 	{Name: "commandlog", Kind: KindTarget, part: commandlogPart{}, uses: []string{"info"}, Help: "Valkey 8.1+ COMMANDLOG: the length of the slow, large-request and large-reply logs and the execution time of new slow entries (never their arguments); nothing on servers without it."},
 	{Name: "process", Kind: KindTarget, part: processPart{}, uses: []string{"info"}, Help: "The redis-server process from /proc when visible: swap, RSS, huge pages, open-files limit, context switches, NUMA binding."},
-	{Name: "checks", Kind: KindTarget, part: checksPart{}, uses: []string{"info", "process"}, Help: "Tuning checks (redis_prober_check_passed) over host, Redis and process facts."},
+	{Name: "checks", Kind: KindTarget, part: checksPart{}, uses: []string{"info", "process"}, Help: "Tuning checks: those of each Redis (redis_prober_check_passed) over Redis, process and host facts, and those of the prober's own host once (redis_prober_host_check_passed)."},
 	{Name: "thp", Kind: KindHost, Help: "Transparent huge pages enabled and defrag modes from /sys.", newHost: newTHPCollector},
 	{Name: "vmstat", Kind: KindHost, Help: "Swap-in/out, THP and compaction-stall counters from /proc/vmstat.", newHost: newVMStatCollector},
 	{Name: "meminfo", Kind: KindHost, Help: "Host RAM and swap size from /proc/meminfo.", newHost: newMeminfoCollector},

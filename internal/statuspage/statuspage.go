@@ -1,7 +1,8 @@
 // Package statuspage serves redis-prober's status page: every node's state,
 // its recent latency (1 and 5 minutes, a sparkline of the last hour), its
-// last errors, burst, change and failing checks, from the engine's
-// in-memory history (engine.Status). HTML only, from an embedded
+// last errors, burst, change and failing checks, and once the failing
+// checks of the prober's own host, from the engine's in-memory history
+// (engine.Status). HTML only, from an embedded
 // html/template; no script.
 package statuspage
 

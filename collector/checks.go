@@ -82,7 +82,7 @@ func (r Result) Failed() bool { return r.Status == StatusFail }
 // written; this is the one place it runs.
 func Evaluate(f *Facts, scope Scope) []Result {
 	var out []Result
-	for _, c := range Checks() {
+	for _, c := range checkList() {
 		if c.Scope != scope {
 			continue
 		}

@@ -245,3 +245,17 @@ type collectFunc struct {
 
 func (c collectFunc) Describe(ch chan<- *prometheus.Desc) { c.describe(ch) }
 func (c collectFunc) Collect(ch chan<- prometheus.Metric) { c.collect(ch) }
+
+// The check list is built once and shared by every evaluation: a caller
+// that changes its copy from Checks changes no one else's.
+func TestChecksIsACopy(t *testing.T) {
+	a := Checks()
+	id := a[0].ID
+	a[0].ID = "changed"
+	if b := Checks(); b[0].ID != id {
+		t.Errorf("Checks()[0].ID = %q after a caller changed its copy, want %q", b[0].ID, id)
+	}
+	if r := Evaluate(&Facts{}, a[0].Scope); len(r) == 0 || r[0].ID != id {
+		t.Errorf("Evaluate saw a caller's change to its copy of the list")
+	}
+}

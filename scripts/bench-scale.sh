@@ -162,7 +162,7 @@ sleep "$WARMUP_SECONDS"
 kill -0 "$PROBER_PID" 2>/dev/null || { echo "bench-scale: the prober exited:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
 
 m0_at=$(scrape_to "$TMP/m0.txt")
-t0=$(now) c0=$(cpu_ticks) w0=$(wakeups)
+t0=$(now) c0=$(cpu_ticks) w0=$(wakeups) st0=$(cpu_stat)
 peak_threads=0
 end_us=$((${t0/./} + SCALE_SECONDS * 1000000))
 while (($(now_us) < end_us)); do
@@ -172,7 +172,7 @@ while (($(now_us) < end_us)); do
 	left=$((end_us - $(now_us)))
 	if ((left > 0)); then sleep "$(awk -v l="$left" 'BEGIN {printf "%.3f", (l > 1e6 ? 1e6 : l) / 1e6}')"; fi
 done
-t1=$(now) c1=$(cpu_ticks) w1=$(wakeups)
+t1=$(now) c1=$(cpu_ticks) w1=$(wakeups) st1=$(cpu_stat)
 m1_at=$(scrape_to "$TMP/m1.txt")
 rss_kb=$(status_kb VmRSS) hwm_kb=$(status_kb VmHWM) threads=$(status_kb Threads)
 if [ ! -s "$TMP/m0.txt" ] || [ ! -s "$TMP/m1.txt" ]; then
@@ -239,6 +239,7 @@ cat <<EOF
   scrape text      median ${text_ms} ms, max $(scrape_max "$TMP/times-text") ms over $SCRAPES; ${text_cpu} ms of CPU per scrape
   failed scrapes   $failed of $((2 * SCRAPES)) (a 503 or a ${SCRAPE_TIMEOUT}s timeout)
   load average     $(cut -d' ' -f1-3 /proc/loadavg) at the end (other work on the host moves these figures)
+  steal            $(steal_pct "$st0" "$st1") % of the CPUs' time over the window (the hypervisor running other guests: every figure above is slower by it)
 EOF
 if [ -s "$TMP/prober.log" ]; then
 	echo "  prober log (warn and above), first lines:"

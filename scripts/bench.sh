@@ -143,6 +143,7 @@ msum() { awk -v n="$1" -v f="$2" '$1 ~ "^"n"([{]|$)" && index($0, f) {s += $NF} 
 samples=$((RATE * ROUND_SECONDS))
 mode="quiet (no pinning)"
 [ -n "$CONTENTION" ] && mode="CONTENTION: redis-server on CPU 0, clients on CPU $CLIENT_CPU with a busy loop beside each"
+st0=$(cpu_stat)
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $NCPU CPUs, $(redis-server --version | cut -d' ' -f3), load average at the start $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== $ROUNDS rounds of ${ROUND_SECONDS}s, PING at $RATE/s on one connection, redis 127.0.0.1:$REDIS_PORT; $mode"
 : >"$TMP/prober.txt"; : >"$TMP/delay.txt"; : >"$TMP/c.txt"; : >"$TMP/rb.txt"
@@ -264,6 +265,7 @@ goal p50_us wire_p50_us 1.1 "prober/wire p50"
 goal p99_us wire_p99_us 1.1 "prober/wire p99"
 goal p999_us wire_p999_us 1.2 "prober/wire p99.9"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the host moves these figures; compare within one run)"
+echo "steal over the rounds: $(steal_pct "$st0" "$(cpu_stat)") % of the CPUs' time (the hypervisor running other guests)"
 
 echo
 echo "== resources at default settings (10 probes/s, ping,get,set) over ${RESOURCE_SECONDS}s"

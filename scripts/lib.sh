@@ -39,3 +39,12 @@ stop_pid() {
 	[ -r "/proc/$pid/stat" ] && [ "$state" != Z ] && kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null || true
 }
+
+# cpu_stat: the total and the steal ticks of all CPUs, from /proc/stat. On a
+# virtual machine steal is the time the hypervisor ran something else while
+# this VM wanted a CPU: the load average does not show it, and it slows
+# every figure (CPU per request, scrape time) without being the prober's.
+cpu_stat() { awk '$1 == "cpu" {t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $9; exit}' /proc/stat; }
+# steal_pct "T0 S0" "T1 S1": steal as a percentage of all CPU time between two cpu_stat readings.
+steal_pct() { awk -v a="$1" -v b="$2" 'BEGIN {split(a, x, " "); split(b, y, " "); d = y[1] - x[1]
+	if (d <= 0) {print "n/a"; exit}; printf "%.1f", 100 * (y[2] - x[2]) / d}'; }

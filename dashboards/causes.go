@@ -1,7 +1,6 @@
 package dashboards
 
 import (
-	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
@@ -106,26 +105,12 @@ func Causes() (dashboard.Dashboard, error) {
 			CellOptions(common.TableCellOptions{TableColorTextCellOptions: &common.TableColorTextCellOptions{Type: common.TableCellDisplayModeColorText}}).
 			WithTarget(tableQuery("A", `min by (instance, collector) (redis_prober_collector_success)`)).
 			WithTransformation(hideColumns(map[string]string{"Value": "state"}))).
-		WithPanel(grid(23, "Host tuning checks",
+		WithPanel(checksTable(23, "Host tuning checks",
 			"The tuning checks of each prober's own host (THP, vm.swappiness, vm.overcommit_memory, intrinsic latency, CPU governor), once per prober, not per target: pass or fail, with its severity. They say nothing about a Redis on another host; run `redis-prober doctor` there. Failing warning and critical checks fire RedisProberTuningCheckFailed (without a target) after 30 minutes.",
-			10, 8).
-			Mappings(passFail("pass", "fail")).
-			CellOptions(common.TableCellOptions{TableColorTextCellOptions: &common.TableColorTextCellOptions{Type: common.TableCellDisplayModeColorText}}).
-			SortBy([]cog.Builder[common.TableSortByFieldState]{
-				common.NewTableSortByFieldStateBuilder().DisplayName("result"),
-			}).
-			WithTarget(tableQuery("A", `min by (instance, check, severity) (redis_prober_host_check_passed)`)).
-			WithTransformation(hideColumns(map[string]string{"Value": "result"}))).
-		WithPanel(grid(22, "Redis tuning checks",
+			10, 8, `min by (instance, check, severity) (redis_prober_host_check_passed)`)).
+		WithPanel(checksTable(22, "Redis tuning checks",
 			"Every Redis tuning check per target: pass or fail, with its severity (somaxconn, tcp_max_syn_backlog and numa_binding read this host as Redis's, so they are known only where Redis runs beside the prober). `redis-prober doctor` prints why each matters and the exact fix; failing warning and critical checks fire RedisProberTuningCheckFailed after 30 minutes.",
-			10, 16).
-			Mappings(passFail("pass", "fail")).
-			CellOptions(common.TableCellOptions{TableColorTextCellOptions: &common.TableColorTextCellOptions{Type: common.TableCellDisplayModeColorText}}).
-			SortBy([]cog.Builder[common.TableSortByFieldState]{
-				common.NewTableSortByFieldStateBuilder().DisplayName("result"),
-			}).
-			WithTarget(tableQuery("A", `min by (target, check, severity) (redis_prober_check_passed{target=~"$target"})`)).
-			WithTransformation(hideColumns(map[string]string{"Value": "result"})))
+			10, 16, `min by (target, check, severity) (redis_prober_check_passed{target=~"$target"})`))
 
 	return b.Build()
 }

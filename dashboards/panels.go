@@ -247,6 +247,19 @@ func grid(id uint32, title, description string, h, w uint32) *table.PanelBuilder
 		Filterable(true)
 }
 
+// checksTable is a table of tuning checks, pass or fail by severity, the
+// failing ones first: the host's and each Redis's.
+func checksTable(id uint32, title, description string, h, w uint32, expr string) *table.PanelBuilder {
+	return grid(id, title, description, h, w).
+		Mappings(passFail("pass", "fail")).
+		CellOptions(common.TableCellOptions{TableColorTextCellOptions: &common.TableColorTextCellOptions{Type: common.TableCellDisplayModeColorText}}).
+		SortBy([]cog.Builder[common.TableSortByFieldState]{
+			common.NewTableSortByFieldStateBuilder().DisplayName("result"),
+		}).
+		WithTarget(tableQuery("A", expr)).
+		WithTransformation(hideColumns(map[string]string{"Value": "result"}))
+}
+
 // hideColumns drops the scrape bookkeeping columns of an instant table.
 func hideColumns(rename map[string]string, hide ...string) dashboard.DataTransformerConfig {
 	excluded := map[string]bool{"Time": true, "__name__": true, "job": true}

@@ -201,9 +201,9 @@ type msgBuf struct {
 	iov unix.Iovec
 }
 
-// recvmsg is recvmsg(2) on m's msghdr. Every caller asks MSG_DONTWAIT, so
-// the call never blocks and is made raw: the runtime need not hand its P
-// over for it.
+// recvmsg is recvmsg(2) on m's msghdr, always with MSG_DONTWAIT (callers
+// say so too): the call never blocks, so it is made raw and the runtime
+// need not hand its P over for it.
 func (m *msgBuf) recvmsg(fd uintptr, b, oob []byte, flags int) (n, oobn int, err error) {
 	m.iov = unix.Iovec{}
 	if len(b) > 0 {

@@ -64,7 +64,7 @@ func Handler(g prometheus.Gatherer, opts promhttp.HandlerOpts) http.Handler {
 
 type streamHandler struct {
 	g        prometheus.Gatherer
-	other    http.Handler // promhttp's, for everything but the protobuf path
+	other    http.Handler // promhttp's, for the requests and options not taken over
 	log      promhttp.Logger
 	limit    int
 	inFlight chan struct{}

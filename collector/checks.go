@@ -81,8 +81,9 @@ func (r Result) Failed() bool { return r.Status == StatusFail }
 // and in the doctor. The list (Checks) is the one place a check is
 // written; this is the one place it runs.
 func Evaluate(f *Facts, scope Scope) []Result {
-	var out []Result
-	for _, c := range checkList() {
+	list := checkList()
+	out := make([]Result, 0, len(list))
+	for _, c := range list {
 		if c.Scope != scope {
 			continue
 		}

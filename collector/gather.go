@@ -1,14 +1,12 @@
 package collector
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis-prober/redis-prober/internal/families"
 )
 
 // sink is where the emit functions send a target's series: the channel of
@@ -52,11 +50,11 @@ type gathering struct {
 	pairs map[ownPair]*dto.LabelPair
 	errs  prometheus.MultiError
 
-	metrics  slab[dto.Metric]
-	gauges   slab[dto.Gauge]
-	counters slab[dto.Counter]
-	floats   slab[float64]
-	labels   slab[*dto.LabelPair]
+	metrics  families.Slab[dto.Metric]
+	gauges   families.Slab[dto.Gauge]
+	counters families.Slab[dto.Counter]
+	floats   families.Slab[float64]
+	labels   families.Slab[*dto.LabelPair]
 }
 
 type ownPair struct {
@@ -66,33 +64,6 @@ type ownPair struct {
 
 func newGathering() *gathering {
 	return &gathering{fams: map[*prometheus.Desc]*dto.MetricFamily{}, pairs: map[ownPair]*dto.LabelPair{}}
-}
-
-// slab hands out elements of chunks allocated slabSize at a time.
-type slab[T any] struct{ free []T }
-
-const slabSize = 1024
-
-func (s *slab[T]) one() *T {
-	if len(s.free) == 0 {
-		s.free = make([]T, slabSize)
-	}
-	p := &s.free[0]
-	s.free = s.free[1:]
-	return p
-}
-
-// many returns n elements, full (length n, capacity n).
-func (s *slab[T]) many(n int) []T {
-	if n > slabSize {
-		return make([]T, n)
-	}
-	if len(s.free) < n {
-		s.free = make([]T, slabSize)
-	}
-	p := s.free[:n:n]
-	s.free = s.free[n:]
-	return p
 }
 
 func (g *gathering) family(d targetDesc) *dto.MetricFamily {
@@ -108,7 +79,7 @@ func (g *gathering) family(d targetDesc) *dto.MetricFamily {
 // add appends m to the family of d, whose type is that of its first metric.
 func (g *gathering) add(d targetDesc, m *dto.Metric) {
 	mf := g.family(d)
-	t := metricType(m)
+	t := families.MetricType(m)
 	if mf.Type == nil {
 		mf.Type = t.Enum()
 	} else if mf.GetType() != t {
@@ -118,28 +89,13 @@ func (g *gathering) add(d targetDesc, m *dto.Metric) {
 	mf.Metric = append(mf.Metric, m)
 }
 
-func metricType(m *dto.Metric) dto.MetricType {
-	switch {
-	case m.Gauge != nil:
-		return dto.MetricType_GAUGE
-	case m.Counter != nil:
-		return dto.MetricType_COUNTER
-	case m.Histogram != nil:
-		return dto.MetricType_HISTOGRAM
-	case m.Summary != nil:
-		return dto.MetricType_SUMMARY
-	default:
-		return dto.MetricType_UNTYPED
-	}
-}
-
 // series is sink.series for a Gather: nothing for a wrong label count or
 // a label value that is not valid UTF-8, as targetMetric.
 func (g *gathering) series(d targetDesc, vt prometheus.ValueType, v float64, sl *seriesLabels, labels []string) {
 	if sl == nil || !sl.valid || len(labels) != len(d.own) {
 		return
 	}
-	pairs := g.labels.many(2 + len(labels))
+	pairs := g.labels.Many(2 + len(labels))
 	for i, src := range d.order {
 		switch src {
 		case 0, 1:
@@ -152,17 +108,17 @@ func (g *gathering) series(d targetDesc, vt prometheus.ValueType, v float64, sl 
 			pairs[i] = p
 		}
 	}
-	m := g.metrics.one()
+	m := g.metrics.One()
 	m.Label = pairs
-	f := g.floats.one()
+	f := g.floats.One()
 	*f = v
 	switch vt {
 	case prometheus.CounterValue:
-		c := g.counters.one()
+		c := g.counters.One()
 		c.Value = f
 		m.Counter = c
 	default:
-		gg := g.gauges.one()
+		gg := g.gauges.One()
 		gg.Value = f
 		m.Gauge = gg
 	}
@@ -186,7 +142,7 @@ func (g *gathering) pair(name *string, value string) *dto.LabelPair {
 }
 
 func (g *gathering) metric(d targetDesc, m prometheus.Metric) {
-	out := g.metrics.one()
+	out := g.metrics.One()
 	if err := m.Write(out); err != nil {
 		g.errs.Append(fmt.Errorf("error collecting metric %s: %w", d.name, err))
 		return
@@ -204,106 +160,9 @@ func (g *gathering) result() ([]*dto.MetricFamily, error) {
 			out = append(out, mf)
 		}
 	}
-	sortFamilies(out)
+	families.SortFamilies(out)
 	for _, mf := range out {
-		normalizeMetrics(mf, &g.errs)
+		families.Normalize(mf, &g.errs)
 	}
 	return out, g.errs.MaybeUnwrap()
-}
-
-func sortFamilies(mfs []*dto.MetricFamily) {
-	slices.SortFunc(mfs, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
-}
-
-// normalizeMetrics sorts the metrics of mf by label values and drops a
-// metric with the labels of the one before it.
-func normalizeMetrics(mf *dto.MetricFamily, errs *prometheus.MultiError) {
-	if len(mf.Metric) < 2 {
-		return
-	}
-	sortMetrics(mf.Metric)
-	kept := mf.Metric[:1]
-	for _, m := range mf.Metric[1:] {
-		if compareMetrics(kept[len(kept)-1], m) == 0 {
-			errs.Append(fmt.Errorf("collected metric %s %s was collected before with the same name and label values", mf.GetName(), m))
-			continue
-		}
-		kept = append(kept, m)
-	}
-	mf.Metric = kept
-}
-
-// sortMetrics sorts ms as compareMetrics does. A family's series come
-// target by target, in the order of the target and node labels, so they
-// are sorted but for the labels of their own, which sort before those
-// (kind, check, collector...): ms is spread into buckets by its first
-// label's value, keeping the order within a bucket, which is then most
-// often sorted. A full sort of 60,000 series, whose label values are
-// behind two pointers each, cost a third of a Gather.
-func sortMetrics(ms []*dto.Metric) {
-	if slices.IsSortedFunc(ms, compareMetrics) {
-		return
-	}
-	n := len(ms[0].Label)
-	index := map[string]int{}
-	var firsts []string
-	for _, m := range ms {
-		if len(m.Label) != n || n == 0 {
-			slices.SortFunc(ms, compareMetrics)
-			return
-		}
-		v := m.Label[0].GetValue()
-		if _, ok := index[v]; !ok {
-			index[v] = len(firsts)
-			firsts = append(firsts, v)
-		}
-	}
-	// Each bucket's offset in the sorted order of the first values.
-	sorted := slices.Clone(firsts)
-	slices.Sort(sorted)
-	offset := make([]int, len(firsts))
-	for _, m := range ms {
-		offset[index[m.Label[0].GetValue()]]++
-	}
-	at := 0
-	for _, v := range sorted {
-		i := index[v]
-		offset[i], at = at, at+offset[i]
-	}
-	start := slices.Clone(offset)
-	out := make([]*dto.Metric, len(ms))
-	for _, m := range ms {
-		i := index[m.Label[0].GetValue()]
-		out[offset[i]] = m
-		offset[i]++
-	}
-	copy(ms, out)
-	for i := range firsts {
-		if b := ms[start[i]:offset[i]]; !slices.IsSortedFunc(b, compareMetrics) {
-			slices.SortFunc(b, compareMetrics)
-		}
-	}
-}
-
-// compareMetrics orders metrics as client_golang's registry does: by
-// label count, then label values in order (the pairs are sorted by name),
-// then timestamp, none last.
-func compareMetrics(a, b *dto.Metric) int {
-	if c := cmp.Compare(len(a.Label), len(b.Label)); c != 0 {
-		return c
-	}
-	for i, lp := range a.Label {
-		if c := strings.Compare(lp.GetValue(), b.Label[i].GetValue()); c != 0 {
-			return c
-		}
-	}
-	switch {
-	case a.TimestampMs == nil && b.TimestampMs == nil:
-		return 0
-	case a.TimestampMs == nil:
-		return 1
-	case b.TimestampMs == nil:
-		return -1
-	}
-	return cmp.Compare(a.GetTimestampMs(), b.GetTimestampMs())
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis-prober/redis-prober/internal/families"
 )
 
 // Registry is a client_golang registry that gathers a collector able to
@@ -150,9 +151,9 @@ func (r *Registry) Gather() ([]*dto.MetricFamily, error) {
 			merged = append(merged, have)
 		}
 	}
-	sortFamilies(mfs)
+	families.SortFamilies(mfs)
 	for _, mf := range merged {
-		normalizeMetrics(mf, &errs)
+		families.Normalize(mf, &errs)
 	}
 	return mfs, errs.MaybeUnwrap()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/redis-prober/redis-prober/internal/families"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -170,7 +171,7 @@ func TestRegistryConflicts(t *testing.T) {
 				t.Fatalf("families %v, want x once", mfs)
 			}
 			for i, m := range mfs[0].GetMetric()[1:] {
-				if compareMetrics(mfs[0].GetMetric()[i], m) >= 0 {
+				if families.Compare(mfs[0].GetMetric()[i], m) >= 0 {
 					t.Errorf("x is not sorted or has a duplicate: %v", mfs[0].GetMetric())
 				}
 			}

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
+	"github.com/redis-prober/redis-prober/internal/families"
 	"github.com/redis-prober/redis-prober/internal/safetext"
 )
 
@@ -95,6 +97,8 @@ type Metrics struct {
 	clientDelay *histVec // one child: every probe of every target observes it
 	clock       *prometheus.GaugeVec
 	fallbacks   *prometheus.CounterVec
+
+	families []family // all of the above, in the order of their making
 }
 
 // hostDelayBuckets are the classic buckets of the prober's own delays
@@ -113,63 +117,104 @@ var (
 
 // NewMetrics registers the prober's series on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{
-		latency: newHistVec(
-			"redis_prober_latency_seconds",
-			"Latency of each request, from its intended start (its departure when it was sent on time) to the arrival of the reply's last bytes; on kernel-stamped connections (redis_prober_probe_clock_info) both ends are the kernel's timestamps, so this host's scheduling is not in it.",
-			LatencyBuckets, []string{"target", "node", "command", "phase"}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "redis_prober_requests_total",
-			Help: "Requests sent to Redis, by result (ok, error, timeout).",
-		}, []string{"target", "node", "command", "phase", "result"}),
-		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "redis_prober_up",
-			Help: "1 when the last probe got an answer from Redis (a reply or a Redis error), 0 on timeout or connection failure.",
-		}, []string{"target", "node"}),
-		connect: newHistVec(
-			"redis_prober_connect_latency_seconds",
-			"Dial, TLS, AUTH and the first PING reply on a fresh connection.",
-			connectBuckets, []string{"target", "node"}),
-		connects: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "redis_prober_connects_total",
-			Help: "Connect probes by result (ok, error, timeout).",
-		}, []string{"target", "node", "result"}),
-		objective: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "redis_prober_objective_seconds",
-			Help: "The configured p99 latency objective of the target, for generic alert rules.",
-		}, []string{"target"}),
-		intrinsic: prometheus.NewHistogram(HistogramOpts(
-			"redis_prober_intrinsic_latency_seconds",
-			"Largest scheduling gap of the prober's own thread in each short busy-loop window (host jitter, not Redis).",
-			hostDelayBuckets)),
-		scheduleLag: prometheus.NewHistogram(HistogramOpts(
-			"redis_prober_schedule_lag_seconds",
-			"How late the prober's timer woke for a probe that was due (host jitter, excluded from Redis latency).",
-			hostDelayBuckets)),
-		clientDelay: newHistVec(
-			"redis_prober_client_delay_seconds",
-			"How long each probe reply sat in this host's kernel before the prober read it (kernel RX stamp to read), over every target: this host's own delay, excluded from Redis latency.",
-			clientDelayBuckets, nil),
-		clock: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "redis_prober_probe_clock_info",
-			Help: "1 for the clock that times a node's probe latency: kernel (SO_TIMESTAMPING wire time) or user (the prober's own clock, where the kernel gives no stamps).",
-		}, []string{"target", "node", "clock"}),
-		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "redis_prober_clock_fallbacks_total",
-			Help: "Probe requests on a kernel-stamped connection timed by the prober's own clock instead, because a stamp was missing or disagreed with the monotonic clock (a clock step).",
-		}, []string{"target", "node"}),
-		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "redis_prober_changes_total",
-			Help: "Changes detected on a target: restart, version, config, role, failover, kernel, thp, sysctl.",
-		}, []string{"target", "kind"}),
-		changeLast: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "redis_prober_change_last_timestamp_seconds",
-			Help: "Unix time of the last change of each kind detected on a target.",
-		}, []string{"target", "kind"}),
-	}
-	reg.MustRegister(m.latency, m.requests, m.up, m.connect, m.connects, m.objective, m.intrinsic, m.scheduleLag,
-		m.changes, m.changeLast, m.clientDelay, m.clock, m.fallbacks)
+	m := &Metrics{}
+	m.latency = addHist(m, "redis_prober_latency_seconds",
+		"Latency of each request, from its intended start (its departure when it was sent on time) to the arrival of the reply's last bytes; on kernel-stamped connections (redis_prober_probe_clock_info) both ends are the kernel's timestamps, so this host's scheduling is not in it.",
+		LatencyBuckets, "target", "node", "command", "phase")
+	m.requests = addCounters(m, "redis_prober_requests_total",
+		"Requests sent to Redis, by result (ok, error, timeout).",
+		"target", "node", "command", "phase", "result")
+	m.up = addGauges(m, "redis_prober_up",
+		"1 when the last probe got an answer from Redis (a reply or a Redis error), 0 on timeout or connection failure.",
+		"target", "node")
+	m.connect = addHist(m, "redis_prober_connect_latency_seconds",
+		"Dial, TLS, AUTH and the first PING reply on a fresh connection.",
+		connectBuckets, "target", "node")
+	m.connects = addCounters(m, "redis_prober_connects_total",
+		"Connect probes by result (ok, error, timeout).",
+		"target", "node", "result")
+	m.objective = addGauges(m, "redis_prober_objective_seconds",
+		"The configured p99 latency objective of the target, for generic alert rules.",
+		"target")
+	m.intrinsic = addHostHist(m, "redis_prober_intrinsic_latency_seconds",
+		"Largest scheduling gap of the prober's own thread in each short busy-loop window (host jitter, not Redis).")
+	m.scheduleLag = addHostHist(m, "redis_prober_schedule_lag_seconds",
+		"How late the prober's timer woke for a probe that was due (host jitter, excluded from Redis latency).")
+	m.clientDelay = addHist(m, "redis_prober_client_delay_seconds",
+		"How long each probe reply sat in this host's kernel before the prober read it (kernel RX stamp to read), over every target: this host's own delay, excluded from Redis latency.",
+		clientDelayBuckets)
+	m.clock = addGauges(m, "redis_prober_probe_clock_info",
+		"1 for the clock that times a node's probe latency: kernel (SO_TIMESTAMPING wire time) or user (the prober's own clock, where the kernel gives no stamps).",
+		"target", "node", "clock")
+	m.fallbacks = addCounters(m, "redis_prober_clock_fallbacks_total",
+		"Probe requests on a kernel-stamped connection timed by the prober's own clock instead, because a stamp was missing or disagreed with the monotonic clock (a clock step).",
+		"target", "node")
+	m.changes = addCounters(m, "redis_prober_changes_total",
+		"Changes detected on a target: restart, version, config, role, failover, kernel, thp, sysctl.",
+		"target", "kind")
+	m.changeLast = addGauges(m, "redis_prober_change_last_timestamp_seconds",
+		"Unix time of the last change of each kind detected on a target.",
+		"target", "kind")
+	reg.MustRegister(m)
 	return m
+}
+
+// family is one of the prober's metric families: a vector or a lone
+// histogram, and the name and help it was made with.
+type family struct {
+	name, help string
+	c          prometheus.Collector
+}
+
+func addHist(m *Metrics, name, help string, classic []float64, labels ...string) *histVec {
+	v := newHistVec(name, help, classic, labels)
+	m.families = append(m.families, family{name, help, v})
+	return v
+}
+
+func addHostHist(m *Metrics, name, help string) prometheus.Histogram {
+	h := prometheus.NewHistogram(HistogramOpts(name, help, hostDelayBuckets))
+	m.families = append(m.families, family{name, help, h})
+	return h
+}
+
+func addCounters(m *Metrics, name, help string, labels ...string) *prometheus.CounterVec {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	m.families = append(m.families, family{name, help, v})
+	return v
+}
+
+func addGauges(m *Metrics, name, help string, labels ...string) *prometheus.GaugeVec {
+	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	m.families = append(m.families, family{name, help, v})
+	return v
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, f := range m.families {
+		f.c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector, for a registry that gathers
+// collectors itself.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, f := range m.families {
+		f.c.Collect(ch)
+	}
+}
+
+// Gather implements prometheus.Gatherer: the families as a registry would
+// gather them, built directly (see package families). collector.Registry
+// gathers a Metrics this way; at 1,000 targets its 35,000 series through
+// the registry's checks and sort were the longest part of a scrape.
+func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
+	var b families.Builder
+	for _, f := range m.families {
+		b.Collect(f.name, f.help, f.c)
+	}
+	return b.Result()
 }
 
 // Intrinsic is where the host-jitter sampler records.

@@ -109,3 +109,53 @@ func histogramOf(t *testing.T, mf *dto.MetricFamily, command string, phase Phase
 	t.Fatalf("no child for command %s, phase %s", command, phase)
 	return nil
 }
+
+// TestMetricsGatherAsTheRegistry: the families Metrics builds itself (as
+// collector.Registry gathers it) are those a client_golang registry
+// gathers from it, series for series and in the same order, for targets
+// made in no particular order, with nodes, both phases, connects, changes
+// and a clock.
+func TestMetricsGatherAsTheRegistry(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := NewMetrics(reg)
+	for _, i := range []int{7, 2, 11, 0, 5, 3} {
+		target := "t" + strings.Repeat("x", i%3) + string(rune('a'+i))
+		r := m.ForTarget(target, []string{"ping", "get", "set"}, 5*time.Millisecond)
+		r.Record(i%3, ResultOK, time.Duration(i+1)*100*time.Microsecond)
+		r.SetUp(i%2 == 0)
+		r.RecordConnect(ResultOK, time.Millisecond)
+		r.SetClock(ClockKernel)
+		r.RecordClientDelay(time.Duration(i) * time.Microsecond)
+		m.Commands(target, PhaseBurst, []string{"get"}).Record(0, ResultTimeout, time.Second)
+		m.InitChanges(target, "restart", "config")
+		if i%2 == 1 {
+			m.Change(target, "config", time.Unix(int64(i), 0))
+		}
+		n := m.ForNode(target, "10.0.0."+string(rune('9'-i%5))+":6379", []string{"ping"}, time.Millisecond)
+		n.Record(0, ResultError, time.Millisecond)
+	}
+	m.Intrinsic().Observe(.0001)
+	want, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Gather: %d families, the registry %d", len(got), len(want))
+	}
+	for i := range want {
+		var g, w bytes.Buffer
+		if _, err := expfmt.MetricFamilyToText(&g, got[i]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := expfmt.MetricFamilyToText(&w, want[i]); err != nil {
+			t.Fatal(err)
+		}
+		if g.String() != w.String() {
+			t.Errorf("family %s differs from the registry's:\n got %s\nwant %s", want[i].GetName(), g.String(), w.String())
+		}
+	}
+}

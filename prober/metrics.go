@@ -164,29 +164,30 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 type family struct {
 	name, help string
 	c          prometheus.Collector
+	order      *families.Order // of its series at the last Gather
 }
 
 func addHist(m *Metrics, name, help string, classic []float64, labels ...string) *histVec {
 	v := newHistVec(name, help, classic, labels)
-	m.families = append(m.families, family{name, help, v})
+	m.families = append(m.families, family{name, help, v, new(families.Order)})
 	return v
 }
 
 func addHostHist(m *Metrics, name, help string) prometheus.Histogram {
 	h := prometheus.NewHistogram(HistogramOpts(name, help, hostDelayBuckets))
-	m.families = append(m.families, family{name, help, h})
+	m.families = append(m.families, family{name, help, h, new(families.Order)})
 	return h
 }
 
 func addCounters(m *Metrics, name, help string, labels ...string) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
-	m.families = append(m.families, family{name, help, v})
+	m.families = append(m.families, family{name, help, v, new(families.Order)})
 	return v
 }
 
 func addGauges(m *Metrics, name, help string, labels ...string) *prometheus.GaugeVec {
 	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
-	m.families = append(m.families, family{name, help, v})
+	m.families = append(m.families, family{name, help, v, new(families.Order)})
 	return v
 }
 
@@ -212,7 +213,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
 	var b families.Builder
 	for _, f := range m.families {
-		b.Collect(f.name, f.help, f.c)
+		b.Collect(f.name, f.help, f.c, f.order)
 	}
 	return b.Result()
 }

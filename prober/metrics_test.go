@@ -135,27 +135,36 @@ func TestMetricsGatherAsTheRegistry(t *testing.T) {
 		n.Record(0, ResultError, time.Millisecond)
 	}
 	m.Intrinsic().Observe(.0001)
-	want, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := m.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("Gather: %d families, the registry %d", len(got), len(want))
-	}
-	for i := range want {
-		var g, w bytes.Buffer
-		if _, err := expfmt.MetricFamilyToText(&g, got[i]); err != nil {
+	same := func(step string) {
+		t.Helper()
+		want, err := reg.Gather()
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := expfmt.MetricFamilyToText(&w, want[i]); err != nil {
+		got, err := m.Gather()
+		if err != nil {
 			t.Fatal(err)
 		}
-		if g.String() != w.String() {
-			t.Errorf("family %s differs from the registry's:\n got %s\nwant %s", want[i].GetName(), g.String(), w.String())
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d families, the registry %d", step, len(got), len(want))
+		}
+		for i := range want {
+			var g, w bytes.Buffer
+			if _, err := expfmt.MetricFamilyToText(&g, got[i]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := expfmt.MetricFamilyToText(&w, want[i]); err != nil {
+				t.Fatal(err)
+			}
+			if g.String() != w.String() {
+				t.Errorf("%s: family %s differs from the registry's:\n got %s\nwant %s", step, want[i].GetName(), g.String(), w.String())
+			}
 		}
 	}
+	same("first gather")
+	same("second gather, in the order of the first")
+	m.Forget("txxc")
+	same("a target forgotten")
+	m.ForTarget("tnew", []string{"ping"}, time.Millisecond).Record(0, ResultOK, time.Millisecond)
+	same("a target added")
 }

@@ -10,8 +10,10 @@ package families
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -55,12 +57,16 @@ type Builder struct {
 	ch      chan prometheus.Metric
 	errs    prometheus.MultiError
 	out     []*dto.MetricFamily
+	sorted  map[*dto.MetricFamily]bool // sorted by Collect already
+	src     []prometheus.Metric
 }
 
 // Collect gathers c, every series of which belongs to the family name
 // (help), of the type of its first series. A family with no series is
-// left out, as the registry leaves it out.
-func (b *Builder) Collect(name, help string, c prometheus.Collector) {
+// left out, as the registry leaves it out. With an Order, the family is
+// sorted at once, from the order its series had at the last Gather when
+// they are the same (see Order).
+func (b *Builder) Collect(name, help string, c prometheus.Collector, o *Order) {
 	if b.ch == nil {
 		b.ch = make(chan prometheus.Metric, 256)
 	}
@@ -69,6 +75,7 @@ func (b *Builder) Collect(name, help string, c prometheus.Collector) {
 		b.ch <- nil
 	}()
 	mf := &dto.MetricFamily{Name: &name, Help: &help}
+	b.src = b.src[:0]
 	for m := range b.ch {
 		if m == nil {
 			break
@@ -86,9 +93,17 @@ func (b *Builder) Collect(name, help string, c prometheus.Collector) {
 			continue
 		}
 		mf.Metric = append(mf.Metric, out)
+		b.src = append(b.src, m)
 	}
-	if len(mf.Metric) > 0 {
-		b.out = append(b.out, mf)
+	if len(mf.Metric) == 0 {
+		return
+	}
+	b.out = append(b.out, mf)
+	if o != nil && o.sort(b.src, mf, &b.errs) {
+		if b.sorted == nil {
+			b.sorted = map[*dto.MetricFamily]bool{}
+		}
+		b.sorted[mf] = true
 	}
 }
 
@@ -97,9 +112,72 @@ func (b *Builder) Collect(name, help string, c prometheus.Collector) {
 func (b *Builder) Result() ([]*dto.MetricFamily, error) {
 	SortFamilies(b.out)
 	for _, mf := range b.out {
-		Normalize(mf, &b.errs)
+		if !b.sorted[mf] {
+			Normalize(mf, &b.errs)
+		}
 	}
 	return b.out, b.errs.MaybeUnwrap()
+}
+
+// Order keeps the order of one family's series from one Gather to the
+// next, by the identity of the metrics its collector hands out (a vector
+// hands out the same child every time). While the set of series is the
+// same, the next Gather places each where it was instead of sorting: at
+// 1,000 targets the sort of the probe's 35,000 series, though by keys,
+// was a third of their gathering. It is safe for concurrent use.
+type Order struct {
+	mu   sync.Mutex
+	rank map[prometheus.Metric]int
+}
+
+// sort sorts mf, whose metrics were written from src, and tells whether
+// it did; false leaves mf to Normalize (a metric that cannot key a map,
+// a duplicate series).
+func (o *Order) sort(src []prometheus.Metric, mf *dto.MetricFamily, errs *prometheus.MultiError) bool {
+	for _, m := range src {
+		if !reflect.TypeOf(m).Comparable() {
+			return false
+		}
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ms := mf.Metric
+	if len(src) == len(o.rank) {
+		placed := make([]*dto.Metric, len(ms))
+		same := true
+		for i, m := range src {
+			r, ok := o.rank[m]
+			if !ok || placed[r] != nil {
+				same = false
+				break
+			}
+			placed[r] = ms[i]
+		}
+		if same {
+			copy(ms, placed)
+			return true
+		}
+	}
+	perm := keyOrder(ms)
+	byPerm := func(a, b int) int { return Compare(ms[a], ms[b]) }
+	if !slices.IsSortedFunc(perm, byPerm) {
+		slices.SortStableFunc(perm, byPerm) // a NUL byte in a value
+	}
+	o.rank = nil
+	for r := 1; r < len(perm); r++ {
+		if byPerm(perm[r-1], perm[r]) == 0 {
+			return false // a duplicate: Normalize drops it with an error
+		}
+	}
+	sorted := make([]*dto.Metric, len(ms))
+	rank := make(map[prometheus.Metric]int, len(ms))
+	for r, i := range perm {
+		sorted[r] = ms[i]
+		rank[src[i]] = r
+	}
+	copy(ms, sorted)
+	o.rank = rank
+	return true
 }
 
 // MetricType is the type of a written metric.
@@ -193,18 +271,31 @@ func sortMetrics(ms []*dto.Metric) {
 	}
 }
 
-// sortByKeys sorts ms as Compare does, by one key a metric: its label
-// count and values in one string. The series of a vector come in the
-// order of its map, and a comparison sort reading their label values
-// through two pointers each (label pairs made when each child was, all
-// over the heap) waited for memory at every step; the keys are read once
-// and compared where they lie together. A key orders as Compare only
-// while no value holds a NUL byte, so the order is checked, and made by
-// Compare where it is not.
+// sortByKeys sorts ms as Compare does, by keys (keyOrder).
 func sortByKeys(ms []*dto.Metric) {
+	perm := keyOrder(ms)
+	sorted := make([]*dto.Metric, len(ms))
+	for r, i := range perm {
+		sorted[r] = ms[i]
+	}
+	copy(ms, sorted)
+	if !slices.IsSortedFunc(ms, Compare) {
+		slices.SortStableFunc(ms, Compare)
+	}
+}
+
+// keyOrder returns the indices of ms in the order of one key a metric:
+// its label count and values in one string, then its timestamp. The
+// series of a vector come in the order of its map, and a comparison sort
+// reading their label values through two pointers each (label pairs made
+// when each child was, all over the heap) waited for memory at every
+// step; the keys are read once and compared where they lie together. A
+// key orders as Compare only while no value holds a NUL byte: callers
+// check the order.
+func keyOrder(ms []*dto.Metric) []int {
 	type keyed struct {
 		key string
-		m   *dto.Metric
+		i   int
 	}
 	var buf []byte
 	ends := make([]int, len(ms))
@@ -219,22 +310,24 @@ func sortByKeys(ms []*dto.Metric) {
 	all := string(buf)
 	ks := make([]keyed, len(ms))
 	from := 0
-	for i, m := range ms {
-		ks[i] = keyed{all[from:ends[i]], m}
+	for i := range ms {
+		ks[i] = keyed{all[from:ends[i]], i}
 		from = ends[i]
 	}
-	slices.SortStableFunc(ks, func(a, b keyed) int {
+	slices.SortFunc(ks, func(a, b keyed) int {
 		if c := strings.Compare(a.key, b.key); c != 0 {
 			return c
 		}
-		return compareTimestamps(a.m, b.m)
+		if c := compareTimestamps(ms[a.i], ms[b.i]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
 	})
-	for i, k := range ks {
-		ms[i] = k.m
+	perm := make([]int, len(ks))
+	for r, k := range ks {
+		perm[r] = k.i
 	}
-	if !slices.IsSortedFunc(ms, Compare) {
-		slices.SortStableFunc(ms, Compare)
-	}
+	return perm
 }
 
 // Compare orders metrics as client_golang's registry does: by label

@@ -3,6 +3,7 @@ package families
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,7 +72,7 @@ func TestBuilderGathersAsTheRegistry(t *testing.T) {
 				values: randomValues(r, 1+r.IntN(300), width),
 			}
 			reg.MustRegister(c)
-			b.Collect(name, "help of "+name, c)
+			b.Collect(name, "help of "+name, c, nil)
 		}
 		want, err := reg.Gather()
 		if err != nil {
@@ -116,7 +117,7 @@ func TestBuilderRefusesADuplicate(t *testing.T) {
 		values: [][]string{{"x"}, {"y"}, {"x"}},
 	}
 	var b Builder
-	b.Collect("dup", "h", c)
+	b.Collect("dup", "h", c, nil)
 	mfs, err := b.Result()
 	if err == nil {
 		t.Fatal("no error for a series collected twice")
@@ -131,7 +132,7 @@ func TestBuilderRefusesADuplicate(t *testing.T) {
 func TestBuilderRefusesAMixedFamily(t *testing.T) {
 	d := prometheus.NewDesc("mixed", "h", []string{"a"}, nil)
 	var b Builder
-	b.Collect("mixed", "h", mixed{d})
+	b.Collect("mixed", "h", mixed{d}, nil)
 	mfs, err := b.Result()
 	if err == nil {
 		t.Fatal("no error for a counter in a gauge family")
@@ -152,8 +153,83 @@ func (m mixed) Collect(ch chan<- prometheus.Metric) {
 // TestBuilderLeavesOutAnEmptyFamily, as the registry does.
 func TestBuilderLeavesOutAnEmptyFamily(t *testing.T) {
 	var b Builder
-	b.Collect("empty", "h", constSeries{desc: prometheus.NewDesc("empty", "h", nil, nil)})
+	b.Collect("empty", "h", constSeries{desc: prometheus.NewDesc("empty", "h", nil, nil)}, nil)
 	if mfs, err := b.Result(); err != nil || len(mfs) != 0 {
 		t.Fatalf("got %v, %v; want no family", mfs, err)
 	}
+}
+
+// shuffled hands out the same metrics at every Collect, in a new order
+// each time, as a vector's map does.
+type shuffled struct {
+	r  *rand.Rand
+	ms []prometheus.Metric
+}
+
+func (s *shuffled) Describe(chan<- *prometheus.Desc) {}
+
+func (s *shuffled) Collect(ch chan<- prometheus.Metric) {
+	for _, i := range s.r.Perm(len(s.ms)) {
+		ch <- s.ms[i]
+	}
+}
+
+// TestOrderFollowsTheSeries: a family gathered with an Order is sorted as
+// the registry sorts it at every Gather, while its series stay the same
+// (placed from the last order) and after series come, go, or collide.
+func TestOrderFollowsTheSeries(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	vec := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "g", Help: "h"}, []string{"a", "b"})
+	src := &shuffled{r: r}
+	seen := map[prometheus.Metric]bool{}
+	add := func(n int) {
+		for _, lvs := range randomValues(r, n, 2) {
+			if g, err := vec.GetMetricWithLabelValues(lvs...); err == nil && !seen[g] {
+				seen[g] = true
+				src.ms = append(src.ms, g)
+			}
+		}
+	}
+	var o Order
+	check := func(step string, wantErr bool) {
+		t.Helper()
+		want := slices.Clone(src.ms)
+		var b Builder
+		b.Collect("g", "h", src, &o)
+		mfs, err := b.Result()
+		if (err != nil) != wantErr {
+			t.Fatalf("%s: error %v, want one: %v", step, err, wantErr)
+		}
+		if len(mfs) != 1 {
+			t.Fatalf("%s: %d families", step, len(mfs))
+		}
+		got := mfs[0].Metric
+		if !slices.IsSortedFunc(got, func(a, b *dto.Metric) int {
+			if c := Compare(a, b); c != 0 {
+				return c
+			}
+			return 1 // equal neighbours: a duplicate left in
+		}) {
+			t.Fatalf("%s: series out of order or duplicated", step)
+		}
+		if !wantErr && len(got) != len(want) {
+			t.Fatalf("%s: %d series, want %d", step, len(got), len(want))
+		}
+		if b.sorted[mfs[0]] == wantErr {
+			t.Fatalf("%s: sorted by the Order: %v, want %v", step, b.sorted[mfs[0]], !wantErr)
+		}
+	}
+	add(200)
+	check("first", false)
+	check("same series", false)
+	check("same series again", false)
+	add(20)
+	check("more series", false)
+	src.ms = src.ms[7:]
+	check("fewer series", false)
+	src.ms = append(src.ms, src.ms[3])
+	check("one collected twice", true)
+	src.ms = src.ms[:len(src.ms)-1]
+	check("after the duplicate", false)
+	check("after the duplicate, placed", false)
 }

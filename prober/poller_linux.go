@@ -449,10 +449,14 @@ func (l *pollLoop) next(pc *pollConn) {
 // fire runs the timers that are due: a slot to send, or a request past its
 // deadline.
 func (l *pollLoop) fire() {
-	for {
+	for l.timers.len() > 0 {
 		now := time.Now()
-		pc := l.due(now)
-		if pc == nil {
+		pc := l.timers.first()
+		limit := now
+		if !pc.inflight {
+			limit = now.Add(sendEarly)
+		}
+		if pc.at.After(limit) {
 			return
 		}
 		l.timers.remove(pc)
@@ -468,23 +472,6 @@ func (l *pollLoop) fire() {
 			l.next(pc)
 		}
 	}
-}
-
-// due returns the first timer if it is due at now (a slot up to
-// sendEarly ahead), else nil.
-func (l *pollLoop) due(now time.Time) *pollConn {
-	if l.timers.len() == 0 {
-		return nil
-	}
-	pc := l.timers.first()
-	limit := now
-	if !pc.inflight {
-		limit = now.Add(sendEarly)
-	}
-	if pc.at.After(limit) {
-		return nil
-	}
-	return pc
 }
 
 // sendEarly is how far ahead of its due time the loop sends a slot when it
@@ -535,13 +522,7 @@ func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
 	// run first; where it runs elsewhere, this is one cheap system call.
 	// Measured in interleaved make bench runs: the wire mean went from
 	// 1.10-1.12× the C client's to 1.01-1.06× (docs/performance.md).
-	// When another slot is due at once (many targets), the loop's next
-	// write comes first and the yield after it serves both: a yield and
-	// its two switches after every write were a twentieth of the
-	// prober's CPU at 1,000 targets.
-	if l.due(time.Now()) == nil {
-		_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-	}
+	_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 	// The software TX stamp is taken as the segment goes to the device,
 	// within the write on an idle socket; taking it now also clears the
 	// error queue before the reply is awaited.

@@ -522,6 +522,9 @@ func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
 	// run first; where it runs elsewhere, this is one cheap system call.
 	// Measured in interleaved make bench runs: the wire mean went from
 	// 1.10-1.12× the C client's to 1.01-1.06× (docs/performance.md).
+	// It is also cheaper than not yielding in a batch of sends at fleet
+	// scale: yielding only after a batch's last write cost 38-44 % of a
+	// core at 1,000 targets against 35-37 %, with a fifth more switches.
 	_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 	// The software TX stamp is taken as the segment goes to the device,
 	// within the write on an idle socket; taking it now also clears the

@@ -168,3 +168,39 @@ func TestMetricsGatherAsTheRegistry(t *testing.T) {
 	m.ForTarget("tnew", []string{"ping"}, time.Millisecond).Record(0, ResultOK, time.Millisecond)
 	same("a target added")
 }
+
+// TestMetricsGatherConcurrently: scrapes may gather at once, while targets
+// come and go and probes record (go test -race).
+func TestMetricsGatherConcurrently(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			target := "t" + strings.Repeat("x", i%7)
+			r := m.ForTarget(target, []string{"ping", "get"}, time.Millisecond)
+			r.Record(i%2, ResultOK, time.Duration(i)*time.Microsecond)
+			if i%5 == 0 {
+				m.Forget(target)
+			}
+		}
+	}()
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			var err error
+			for range 20 {
+				if _, err = m.Gather(); err != nil {
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	<-done
+}

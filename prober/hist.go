@@ -10,7 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
@@ -97,9 +96,10 @@ func (v *histVec) withClassic(classic []float64, lvs []string) *hist {
 		h = &hist{
 			labelPairs: prometheus.MakeLabelPairs(v.desc, lvs),
 			values:     slices.Clone(lvs),
-			classic:    classic,
-			counts:     make([]atomic.Uint64, len(classic)+1),
-			created:    time.Now(),
+			// Its own copy: the written buckets point at these bounds.
+			classic: slices.Clone(classic),
+			counts:  make([]atomic.Uint64, len(classic)+1),
+			created: timestamppb.New(time.Now()),
 		}
 		v.children[key] = h
 	}
@@ -167,7 +167,9 @@ type hist struct {
 	labelPairs []*dto.LabelPair
 	values     []string
 	classic    []float64
-	created    time.Time
+	created    *timestamppb.Timestamp // read-only: every Write points at it
+
+	lastSpans, lastDeltas atomic.Int32 // the sizes of the last Write's
 
 	sumBits atomic.Uint64
 	counts  []atomic.Uint64
@@ -216,10 +218,19 @@ func (m histMetric) Desc() *prometheus.Desc { return m.desc }
 // read here, so count and buckets always agree; a sample that lands while
 // they are read may be in the classic buckets and not yet in the count, so
 // the classic counts are capped at it.
+//
+// The written fields point into a few arrays made for the whole metric, at
+// the child's own bounds and creation time, and at shared constants (the
+// schema, the zero threshold): a scrape at 1,000 targets writes 4,000
+// histograms, and a pointer of their own for every field (60 allocations
+// a histogram) was most of what a scrape allocated, and of the GC's work.
+// Nothing writes to a written metric.
 func (m histMetric) Write(out *dto.Metric) error {
 	h := m.h
-	var spans []*dto.BucketSpan
-	var deltas []int64
+	// Sized as the last Write's: appending from nothing doubled the
+	// deltas' array up to five times, a copy of garbage each time.
+	spans := make([]histSpan, 0, h.lastSpans.Load())
+	deltas := make([]int64, 0, h.lastDeltas.Load())
 	var prev int64
 	next := 0 // the index after the last bucket written
 	zero := h.zero.Load()
@@ -239,45 +250,81 @@ func (m histMetric) Write(out *dto.Metric) error {
 			// A gap of one or two empty buckets is cheaper as zeros
 			// than as a new span (client_golang's rule).
 			if gap := i - next; len(spans) == 0 || gap > 2 {
-				spans = append(spans, &dto.BucketSpan{Offset: proto.Int32(int32(gap)), Length: proto.Uint32(0)})
-				if len(spans) == 1 {
-					spans[0].Offset = proto.Int32(int32(i))
+				off := int32(gap)
+				if len(spans) == 0 {
+					off = int32(i)
 				}
+				spans = append(spans, histSpan{offset: off})
 			} else {
 				for range gap {
 					deltas = append(deltas, -prev)
 					prev = 0
-					*spans[len(spans)-1].Length++
+					spans[len(spans)-1].length++
 				}
 			}
 			deltas = append(deltas, int64(c)-prev)
 			prev = int64(c)
-			*spans[len(spans)-1].Length++
+			spans[len(spans)-1].length++
 			next = i + 1
 		}
 	}
 	if len(spans) == 0 {
 		// A native histogram with no populated bucket still says it is
 		// native (client_golang's convention).
-		spans = []*dto.BucketSpan{{Offset: proto.Int32(0), Length: proto.Uint32(0)}}
+		spans = []histSpan{{}}
 	}
-	buckets := make([]*dto.Bucket, len(h.classic))
+	h.lastSpans.Store(int32(len(spans)))
+	h.lastDeltas.Store(int32(len(deltas)))
+	spanPtrs := make([]*dto.BucketSpan, len(spans))
+	spanVals := make([]dto.BucketSpan, len(spans))
+	for i := range spans {
+		spanVals[i] = dto.BucketSpan{Offset: &spans[i].offset, Length: &spans[i].length}
+		spanPtrs[i] = &spanVals[i]
+	}
+	n := len(h.classic)
+	nums := make([]uint64, n+2) // the cumulative counts, then the count and the zero bucket
+	bucketPtrs := make([]*dto.Bucket, n)
+	bucketVals := make([]dto.Bucket, n)
 	var cum uint64
-	for i, ub := range h.classic {
+	for i := range h.classic {
 		cum = min(cum+h.counts[i].Load(), count)
-		buckets[i] = &dto.Bucket{CumulativeCount: proto.Uint64(cum), UpperBound: proto.Float64(ub)}
+		nums[i] = cum
+		bucketVals[i] = dto.Bucket{CumulativeCount: &nums[i], UpperBound: &h.classic[i]}
+		bucketPtrs[i] = &bucketVals[i]
 	}
-	out.Label = h.labelPairs
-	out.Histogram = &dto.Histogram{
-		SampleCount:      proto.Uint64(count),
-		SampleSum:        proto.Float64(math.Float64frombits(h.sumBits.Load())),
-		Bucket:           buckets,
-		CreatedTimestamp: timestamppb.New(h.created),
-		Schema:           proto.Int32(histSchema),
-		ZeroThreshold:    proto.Float64(histZero),
-		ZeroCount:        proto.Uint64(zero),
-		PositiveSpan:     spans,
+	nums[n], nums[n+1] = count, zero
+	w := &histWritten{sum: math.Float64frombits(h.sumBits.Load())}
+	w.h = dto.Histogram{
+		SampleCount:      &nums[n],
+		SampleSum:        &w.sum,
+		Bucket:           bucketPtrs,
+		CreatedTimestamp: h.created,
+		Schema:           &histSchemaValue,
+		ZeroThreshold:    &histZeroValue,
+		ZeroCount:        &nums[n+1],
+		PositiveSpan:     spanPtrs,
 		PositiveDelta:    deltas,
 	}
+	out.Label = h.labelPairs
+	out.Histogram = &w.h
 	return nil
 }
+
+// histSpan holds a written span's fields.
+type histSpan struct {
+	offset int32
+	length uint32
+}
+
+// histWritten is a written histogram and its sum, in one allocation.
+type histWritten struct {
+	h   dto.Histogram
+	sum float64
+}
+
+// The schema and zero threshold every written histogram points at; never
+// written to.
+var (
+	histSchemaValue int32   = histSchema
+	histZeroValue   float64 = histZero
+)

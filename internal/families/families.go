@@ -99,7 +99,7 @@ func (b *Builder) Collect(name, help string, c prometheus.Collector, o *Order) {
 		return
 	}
 	b.out = append(b.out, mf)
-	if o != nil && o.sort(b.src, mf, &b.errs) {
+	if o != nil && o.sort(b.src, mf) {
 		if b.sorted == nil {
 			b.sorted = map[*dto.MetricFamily]bool{}
 		}
@@ -125,6 +125,11 @@ func (b *Builder) Result() ([]*dto.MetricFamily, error) {
 // same, the next Gather places each where it was instead of sorting: at
 // 1,000 targets the sort of the probe's 35,000 series, though by keys,
 // was a third of their gathering. It is safe for concurrent use.
+//
+// The ranks hold the metrics of the last Gather, so a child deleted since
+// cannot be freed and its address cannot come back as another child's
+// while its old rank is kept: a set that lost a child no longer matches
+// (fewer series, or one unknown), and is sorted afresh.
 type Order struct {
 	mu   sync.Mutex
 	rank map[prometheus.Metric]int
@@ -133,7 +138,7 @@ type Order struct {
 // sort sorts mf, whose metrics were written from src, and tells whether
 // it did; false leaves mf to Normalize (a metric that cannot key a map,
 // a duplicate series).
-func (o *Order) sort(src []prometheus.Metric, mf *dto.MetricFamily, errs *prometheus.MultiError) bool {
+func (o *Order) sort(src []prometheus.Metric, mf *dto.MetricFamily) bool {
 	for _, m := range src {
 		if !reflect.TypeOf(m).Comparable() {
 			return false

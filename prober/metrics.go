@@ -167,27 +167,32 @@ type family struct {
 	order      *families.Order // of its series at the last Gather
 }
 
+// add keeps c as the family name (help).
+func (m *Metrics) add(name, help string, c prometheus.Collector) {
+	m.families = append(m.families, family{name, help, c, new(families.Order)})
+}
+
 func addHist(m *Metrics, name, help string, classic []float64, labels ...string) *histVec {
 	v := newHistVec(name, help, classic, labels)
-	m.families = append(m.families, family{name, help, v, new(families.Order)})
+	m.add(name, help, v)
 	return v
 }
 
 func addHostHist(m *Metrics, name, help string) prometheus.Histogram {
 	h := prometheus.NewHistogram(HistogramOpts(name, help, hostDelayBuckets))
-	m.families = append(m.families, family{name, help, h, new(families.Order)})
+	m.add(name, help, h)
 	return h
 }
 
 func addCounters(m *Metrics, name, help string, labels ...string) *prometheus.CounterVec {
 	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
-	m.families = append(m.families, family{name, help, v, new(families.Order)})
+	m.add(name, help, v)
 	return v
 }
 
 func addGauges(m *Metrics, name, help string, labels ...string) *prometheus.GaugeVec {
 	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
-	m.families = append(m.families, family{name, help, v, new(families.Order)})
+	m.add(name, help, v)
 	return v
 }
 

@@ -24,8 +24,9 @@ import (
 // sockets and on a heap of their timers, as a C client's event loop does.
 // Without it each probe connection is a goroutine that parks on a Go timer
 // until its slot and on the netpoller until its reply, two trips through
-// Go's scheduler a request; at a thousand targets those wake-ups, not the requests, were
-// the larger share of the prober's CPU (see docs/scaling.md).
+// Go's scheduler a request; at a thousand targets those wake-ups, not the
+// requests, were the larger share of the prober's CPU (see
+// docs/scaling.md).
 //
 // Only a plain TCP connection whose traffic the kernel timestamps is
 // served here: TLS needs crypto/tls, which needs a net.Conn, and without

@@ -38,7 +38,7 @@ func (e Endpoint) String() string {
 // conventions: no retries (a probe reports what happened, it does not hide a
 // failure behind a retry), no client-name chatter, no maintenance push
 // notifications, every reply bounded (resp.Control), and the given timeout for
-// dial, read and write.
+// dial, read and write, or the caller's context deadline when it is sooner.
 func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Options {
 	opts := &redis.Options{
 		Network:       e.Network,
@@ -55,6 +55,11 @@ func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Opti
 		PoolTimeout:   timeout,
 		MaxRetries:    -1,
 		DialerRetries: 1, // a probe times one dial, not five with back-off
+		// A caller's deadline shorter than the timeout bounds the call:
+		// go-redis otherwise keeps only ReadTimeout, so a burst's 200 ms
+		// INFO check on a paused server held an aborted burst until the
+		// server answered.
+		ContextTimeoutEnabled: true,
 		// Probe and control replies are small, and a longer one still
 		// streams through (a bulk is read straight into its own slice);
 		// go-redis's default 32 KiB per direction per connection would be

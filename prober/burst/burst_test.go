@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,10 +39,55 @@ func testRunner(t *testing.T, srv *redistest.Server) *Runner {
 	t.Helper()
 	return &Runner{
 		Endpoint:       prober.Endpoint{Network: "tcp", Addr: srv.Addr()},
-		Control:        srv.Client(),
+		Control:        controlClient(t, srv),
 		Guards:         testGuards(),
 		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		CleanupTimeout: 5 * time.Second,
+	}
+}
+
+// controlClient is the control connection the prober gives a burst: the
+// endpoint's options, not the test's plain client, so a test sees the
+// timeouts the prober has.
+func controlClient(t *testing.T, srv *redistest.Server) *redis.Client {
+	t.Helper()
+	c := prober.Endpoint{Network: "tcp", Addr: srv.Addr()}.NewClient(5*time.Second, 2)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// whenUnderWay runs do on a goroutine of its own once the burst has
+// measured minOps requests (Progress is called from the load's watch, which
+// must not block). A fault sent after a fixed delay instead raced the
+// burst's start: on a busy host it could land before the load began. The
+// returned wait gives when, since the load began, do was started, once it
+// has returned; it fails the test if the load ended first or do failed.
+func whenUnderWay(t *testing.T, b *Runner, minOps int64, do func(ctx context.Context) error) (wait func() time.Duration) {
+	t.Helper()
+	var (
+		once    sync.Once
+		started atomic.Int64 // Progress.Elapsed + 1 at the start, 0 before
+	)
+	done := make(chan error, 1)
+	b.Progress = func(p Progress) {
+		if p.Ops < minOps {
+			return
+		}
+		once.Do(func() {
+			started.Store(int64(p.Elapsed) + 1)
+			go func() { done <- do(context.WithoutCancel(t.Context())) }()
+		})
+	}
+	return func() time.Duration {
+		t.Helper()
+		at := started.Load()
+		if at == 0 {
+			t.Fatalf("the load ended before it had measured %d requests: the fault was never sent", minOps)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("the fault: %v", err)
+		}
+		return time.Duration(at - 1)
 	}
 }
 
@@ -250,12 +297,12 @@ func TestBurstAbortsOnP99(t *testing.T) {
 	plan.TestTime = 5 * time.Second
 	b := testRunner(t, srv)
 	b.Guards.AbortP99 = 50 * time.Millisecond
-	go func() {
-		time.Sleep(400 * time.Millisecond)
-		c.Do(context.WithoutCancel(t.Context()), "client", "pause", 1500, "all")
-	}()
+	wait := whenUnderWay(t, b, 100, func(ctx context.Context) error {
+		return c.Do(ctx, "client", "pause", 1500, "all").Err()
+	})
 	start := time.Now()
 	res := b.Run(t.Context(), plan)
+	wait()
 	if res.Outcome != OutcomeAborted || res.Reason != ReasonP99 {
 		t.Fatalf("outcome %s (%s: %s), want aborted for p99", res.Outcome, res.Reason, res.Detail)
 	}

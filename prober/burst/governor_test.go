@@ -6,8 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,29 +130,11 @@ func TestBurstLowRateHiccupDoesNotAbort(t *testing.T) {
 	// made four, and the median of the window then sat on the slow side
 	// as often as not). It starts once the load has measured requests, not
 	// at a fixed time: a slow start on a busy host put it before the load.
-	var (
-		once    sync.Once
-		started atomic.Bool
-	)
-	slept := make(chan error, 1)
-	b.Progress = func(p Progress) {
-		if p.Ops < 4 {
-			return
-		}
-		once.Do(func() {
-			started.Store(true)
-			go func() {
-				slept <- c.Do(context.WithoutCancel(t.Context()), "debug", "sleep", "0.1").Err()
-			}()
-		})
-	}
+	wait := whenUnderWay(t, b, 4, func(ctx context.Context) error {
+		return c.Do(ctx, "debug", "sleep", "0.1").Err()
+	})
 	res := b.Run(t.Context(), plan)
-	if !started.Load() {
-		t.Fatalf("the load ended (%s) before the hiccup began", res.Outcome)
-	}
-	if err := <-slept; err != nil {
-		t.Fatalf("DEBUG SLEEP: %v", err)
-	}
+	wait()
 	if res.Outcome != OutcomeCompleted {
 		t.Fatalf("outcome %s (%s: %s), want completed: a slow request or two of a handful is no p99", res.Outcome, res.Reason, res.Detail)
 	}
@@ -175,19 +155,19 @@ func TestBurstAbortsOnStallWithFewConnections(t *testing.T) {
 	plan.Clients, plan.Pipeline, plan.Rate, plan.TestTime, plan.Timeout = 2, 1, 0, 5*time.Second, 5*time.Second
 	b := testRunner(t, srv)
 	b.Guards.AbortP99 = 50 * time.Millisecond
-	const pauseAt, pause = 300 * time.Millisecond, 3 * time.Second
-	go func() {
-		time.Sleep(pauseAt)
-		c.Do(context.WithoutCancel(t.Context()), "client", "pause", pause.Milliseconds(), "all")
-	}()
+	const pause = 3 * time.Second
+	wait := whenUnderWay(t, b, 100, func(ctx context.Context) error {
+		return c.Do(ctx, "client", "pause", pause.Milliseconds(), "all").Err()
+	})
 	res := b.Run(t.Context(), plan)
+	pauseAt := wait()
 	if res.Outcome != OutcomeAborted || res.Reason != ReasonP99 {
 		t.Fatalf("outcome %s (%s: %s), want aborted for p99", res.Outcome, res.Reason, res.Detail)
 	}
 	// The cleanup waits for the pause to end; the load itself is aborted
 	// while the server is still paused, not when it answers again.
-	if res.Elapsed >= pauseAt+pause {
-		t.Fatalf("the stalled load ran %v, past the end of the pause", res.Elapsed)
+	if ran := res.End.Sub(res.Start); ran >= pauseAt+pause {
+		t.Fatalf("the stalled load ran %v, past the end of the pause (sent %v in)", ran, pauseAt)
 	}
 }
 

@@ -239,6 +239,9 @@ func manualLoop(t *testing.T, ep Endpoint, timeout time.Duration) (*pollLoop, *p
 			t.Fatal(err)
 		}
 	}
+	// The schedule starts now: its first slot due when the warm-up began
+	// would be a timeout already after a slow warm-up on a busy host.
+	w.sched = NewTimetable(time.Now(), time.Second)
 	var fd int
 	if cerr := c.stamps.rc.Control(func(f uintptr) { fd, err = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil || err != nil {
 		t.Fatal(cerr, err)
@@ -280,6 +283,7 @@ func TestLateLoopReadsBeforeTimingOut(t *testing.T) {
 			l, pc, rec, cancel := manualLoop(t, ep, timeout)
 			if tc.pause > 0 {
 				srv.Pause()
+				defer srv.Resume() // the next case's warm-up needs it, should this one fail
 			}
 			pc.s = pc.w.claim()
 			if !l.send(pc, time.Now()) || !pc.inflight {

@@ -37,7 +37,8 @@ func newSentinelDiscoverer(t Target, m *prober.Metrics, log *slog.Logger, guard 
 			Network: opts.Network, Addr: opts.Addr, Username: opts.Username, Password: opts.Password,
 			TLSConfig: opts.TLSConfig, Protocol: 2, DialTimeout: opts.DialTimeout,
 			ReadTimeout: opts.ReadTimeout, WriteTimeout: opts.WriteTimeout, PoolSize: 1,
-			MaxRetries: -1, DisableIdentity: true, Dialer: ep.GuardedDialer(t.Probe.Timeout),
+			MaxRetries: -1, DisableIdentity: true, ContextTimeoutEnabled: opts.ContextTimeoutEnabled,
+			Dialer: ep.GuardedDialer(t.Probe.Timeout),
 		}))
 	}
 	return d

@@ -17,6 +17,11 @@ if ! command -v redis-server >/dev/null 2>&1 && [ -z "${REDIS_ADDR:-}" ]; then
 	fi
 	DEBIAN_FRONTEND=noninteractive apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null
+	# Debian starts a system redis-server on 6379 on install; the demo runs
+	# its own on a free port and leaves nothing running behind it.
+	if command -v systemctl >/dev/null 2>&1; then
+		systemctl stop redis-server >/dev/null 2>&1 || true
+	fi
 fi
 
 free_port() {

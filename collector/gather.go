@@ -78,15 +78,9 @@ func (g *gathering) family(d targetDesc) *dto.MetricFamily {
 
 // add appends m to the family of d, whose type is that of its first metric.
 func (g *gathering) add(d targetDesc, m *dto.Metric) {
-	mf := g.family(d)
-	t := families.MetricType(m)
-	if mf.Type == nil {
-		mf.Type = t.Enum()
-	} else if mf.GetType() != t {
-		g.errs.Append(fmt.Errorf("collected metric %s is a %s, its family a %s", d.name, t, mf.GetType()))
-		return
+	if err := families.Append(g.family(d), m); err != nil {
+		g.errs.Append(err)
 	}
-	mf.Metric = append(mf.Metric, m)
 }
 
 // series is sink.series for a Gather: nothing for a wrong label count or

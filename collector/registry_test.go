@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/redis-prober/redis-prober/internal/families"
+	"github.com/redis-prober/redis-prober/internal/families/familiestest"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -60,19 +61,7 @@ func TestTargetsGatherAsTheRegistry(t *testing.T) {
 		if len(want) == 0 {
 			t.Fatal("nothing gathered")
 		}
-		equalFamilies(t, got, want)
-	}
-}
-
-func equalFamilies(t *testing.T, got, want []*dto.MetricFamily) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%d families, want %d", len(got), len(want))
-	}
-	for i := range want {
-		if !proto.Equal(got[i], want[i]) {
-			t.Errorf("family %d differs:\ngot  %v\nwant %v", i, got[i], want[i])
-		}
+		familiestest.Equal(t, "Gather", got, want)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/redis-prober/redis-prober/internal/families/familiestest"
 )
 
 // The probe phase of redis_prober_latency_seconds keeps its classic
@@ -145,21 +146,7 @@ func TestMetricsGatherAsTheRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != len(want) {
-			t.Fatalf("%s: %d families, the registry %d", step, len(got), len(want))
-		}
-		for i := range want {
-			var g, w bytes.Buffer
-			if _, err := expfmt.MetricFamilyToText(&g, got[i]); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := expfmt.MetricFamilyToText(&w, want[i]); err != nil {
-				t.Fatal(err)
-			}
-			if g.String() != w.String() {
-				t.Errorf("%s: family %s differs from the registry's:\n got %s\nwant %s", step, want[i].GetName(), g.String(), w.String())
-			}
-		}
+		familiestest.Equal(t, step, got, want)
 	}
 	same("first gather")
 	same("second gather, in the order of the first")

@@ -85,14 +85,10 @@ func (b *Builder) Collect(name, help string, c prometheus.Collector, o *Order) {
 			b.errs.Append(fmt.Errorf("error collecting metric %s: %w", name, err))
 			continue
 		}
-		t := MetricType(out)
-		if mf.Type == nil {
-			mf.Type = t.Enum()
-		} else if mf.GetType() != t {
-			b.errs.Append(fmt.Errorf("collected metric %s is a %s, its family a %s", name, t, mf.GetType()))
+		if err := Append(mf, out); err != nil {
+			b.errs.Append(err)
 			continue
 		}
-		mf.Metric = append(mf.Metric, out)
 		b.src = append(b.src, m)
 	}
 	if len(mf.Metric) == 0 {
@@ -185,8 +181,21 @@ func (o *Order) sort(src []prometheus.Metric, mf *dto.MetricFamily) bool {
 	return true
 }
 
-// MetricType is the type of a written metric.
-func MetricType(m *dto.Metric) dto.MetricType {
+// Append appends m to mf, whose type is that of its first metric; a
+// metric of another type is refused.
+func Append(mf *dto.MetricFamily, m *dto.Metric) error {
+	t := metricType(m)
+	if mf.Type == nil {
+		mf.Type = t.Enum()
+	} else if mf.GetType() != t {
+		return fmt.Errorf("collected metric %s is a %s, its family a %s", mf.GetName(), t, mf.GetType())
+	}
+	mf.Metric = append(mf.Metric, m)
+	return nil
+}
+
+// metricType is the type of a written metric.
+func metricType(m *dto.Metric) dto.MetricType {
 	switch {
 	case m.Gauge != nil:
 		return dto.MetricType_GAUGE

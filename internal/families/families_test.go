@@ -8,8 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"google.golang.org/protobuf/proto"
+	"github.com/redis-prober/redis-prober/internal/families/familiestest"
 )
 
 // constSeries emits fixed series of one family, in the order given.
@@ -61,7 +60,7 @@ func TestBuilderGathersAsTheRegistry(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		var b Builder
 		for i, width := range []int{1, 2, 3, 5} {
-			name := fmt.Sprintf("fam_%d_%d", round, i)
+			name := fmt.Sprintf("fam_%d_%d", round, 3-i) // collected out of name order
 			labels := make([]string, width)
 			for j := range labels {
 				labels[j] = fmt.Sprintf("l%d", j)
@@ -82,31 +81,12 @@ func TestBuilderGathersAsTheRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != len(want) {
-			t.Fatalf("round %d: %d families, the registry %d", round, len(got), len(want))
-		}
-		for i := range want {
-			if !proto.Equal(got[i], want[i]) {
-				t.Fatalf("round %d: family %s differs from the registry's:\n got %s\nwant %s",
-					round, want[i].GetName(), text(t, got[i]), text(t, want[i]))
-			}
+		familiestest.Equal(t, fmt.Sprintf("round %d", round), got, want)
+		if t.Failed() {
+			return
 		}
 	}
 }
-
-func text(t *testing.T, mf *dto.MetricFamily) string {
-	t.Helper()
-	var b []byte
-	w := &sliceWriter{&b}
-	if _, err := expfmt.MetricFamilyToText(w, mf); err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-type sliceWriter struct{ b *[]byte }
-
-func (w *sliceWriter) Write(p []byte) (int, error) { *w.b = append(*w.b, p...); return len(p), nil }
 
 // TestBuilderRefusesADuplicate: a series collected twice is dropped with
 // an error, as the registry refuses it.

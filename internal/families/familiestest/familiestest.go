@@ -1,0 +1,38 @@
+// Package familiestest compares gathered metric families in tests: the
+// prober's own gathering (internal/families, collector.Registry,
+// prober.Metrics) must give what client_golang's registry gives.
+package familiestest
+
+import (
+	"bytes"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/proto"
+)
+
+// Equal fails t unless got holds the families of want, in order, each
+// equal field for field; a difference is shown in the text format. what
+// names the gathering in the message.
+func Equal(t testing.TB, what string, got, want []*dto.MetricFamily) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d families, the registry %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if !proto.Equal(got[i], want[i]) {
+			t.Errorf("%s: family %s differs from the registry's:\n got %s\nwant %s",
+				what, want[i].GetName(), text(t, got[i]), text(t, want[i]))
+		}
+	}
+}
+
+func text(t testing.TB, mf *dto.MetricFamily) string {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}

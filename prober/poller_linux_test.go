@@ -220,7 +220,7 @@ func manualLoop(t *testing.T, ep Endpoint, timeout time.Duration) (*pollLoop, *p
 	t.Cleanup(cancel)
 	p := NewProbe(ProbeConfig{Rate: 1, Timeout: timeout, Commands: cmds, Connections: 1},
 		ep, rec, NewFaultLog(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	w := &worker{probe: p, sched: NewTimetable(time.Now(), time.Second), ctx: ctx, done: func() {},
+	w := &worker{probe: p, ctx: ctx, done: func() {},
 		reqs: [][]byte{encodeArgs([]any{"PING"})}}
 	w.unpolled = true // a handed-back worker stays on its goroutine
 	c, stampErr, err := ep.dialWire(ctx, time.Second, resp.Probe, true)

@@ -66,7 +66,7 @@ func whenUnderWay(t *testing.T, b *Runner, minOps int64, do func(ctx context.Con
 	t.Helper()
 	var (
 		once    sync.Once
-		started atomic.Int64 // Progress.Elapsed + 1 at the start, 0 before
+		started atomic.Pointer[time.Duration] // Progress.Elapsed when do began
 	)
 	done := make(chan error, 1)
 	b.Progress = func(p Progress) {
@@ -74,20 +74,20 @@ func whenUnderWay(t *testing.T, b *Runner, minOps int64, do func(ctx context.Con
 			return
 		}
 		once.Do(func() {
-			started.Store(int64(p.Elapsed) + 1)
+			started.Store(&p.Elapsed)
 			go func() { done <- do(context.WithoutCancel(t.Context())) }()
 		})
 	}
 	return func() time.Duration {
 		t.Helper()
 		at := started.Load()
-		if at == 0 {
+		if at == nil {
 			t.Fatalf("the load ended before it had measured %d requests: the fault was never sent", minOps)
 		}
 		if err := <-done; err != nil {
 			t.Fatalf("the fault: %v", err)
 		}
-		return time.Duration(at - 1)
+		return *at
 	}
 }
 

@@ -136,24 +136,12 @@ func TestMetricsGatherAsTheRegistry(t *testing.T) {
 		n.Record(0, ResultError, time.Millisecond)
 	}
 	m.Intrinsic().Observe(.0001)
-	same := func(step string) {
-		t.Helper()
-		want, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := m.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		familiestest.Equal(t, step, got, want)
-	}
-	same("first gather")
-	same("second gather, in the order of the first")
+	familiestest.SameGather(t, "first gather", m, reg)
+	familiestest.SameGather(t, "second gather, in the order of the first", m, reg)
 	m.Forget("txxc")
-	same("a target forgotten")
+	familiestest.SameGather(t, "a target forgotten", m, reg)
 	m.ForTarget("tnew", []string{"ping"}, time.Millisecond).Record(0, ResultOK, time.Millisecond)
-	same("a target added")
+	familiestest.SameGather(t, "a target added", m, reg)
 }
 
 // TestMetricsGatherConcurrently: scrapes may gather at once, while targets

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"google.golang.org/protobuf/proto"
@@ -26,6 +27,21 @@ func Equal(t testing.TB, what string, got, want []*dto.MetricFamily) {
 				what, want[i].GetName(), text(t, got[i]), text(t, want[i]))
 		}
 	}
+}
+
+// SameGather fails t unless ours gathers what the registry theirs
+// gathers (Equal), both without error.
+func SameGather(t testing.TB, what string, ours, theirs prometheus.Gatherer) {
+	t.Helper()
+	want, err := theirs.Gather()
+	if err != nil {
+		t.Fatalf("%s: the registry: %v", what, err)
+	}
+	got, err := ours.Gather()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	Equal(t, what, got, want)
 }
 
 func text(t testing.TB, mf *dto.MetricFamily) string {

@@ -227,18 +227,11 @@ func manualLoop(t *testing.T, ep Endpoint, timeout time.Duration) (*pollLoop, *p
 	if err != nil || stampErr != nil {
 		t.Fatal(err, stampErr)
 	}
-	// The host turns receive stamping on late for its first stamped
-	// socket (see stampedPings): the cases below need RX stamps, so they
-	// start once a reply carries one.
+	// The cases below need RX stamps, so they start once a reply carries one.
 	pcn := &probeConn{wire: c, r: resp.NewReader(c, probeReadBuffer)}
-	for start := time.Now(); !c.stamps.last().rx; {
-		if time.Since(start) > 15*time.Second {
-			t.Fatal("no RX stamp on a reply within 15 s")
-		}
-		if err := pcn.exchange(encodeArgs([]any{"PING"}), time.Now().Add(time.Second)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	awaitRXStamp(t, c, func() error {
+		return pcn.exchange(encodeArgs([]any{"PING"}), time.Now().Add(time.Second))
+	})
 	// The schedule starts now: its first slot due when the warm-up began
 	// would be a timeout already after a slow warm-up on a busy host.
 	w.sched = NewTimetable(time.Now(), time.Second)

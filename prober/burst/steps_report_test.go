@@ -66,7 +66,7 @@ func TestStepLoadFindsCapacity(t *testing.T) {
 	if err := report.WriteStepMarkdown(&md, rep, "steps.svg"); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| 3 | 1,200 |", "![", "(steps.svg)", "**At least ", "ops/s met p99 < 50ms",
+	for _, want := range []string{"| 3 | 1,200 |", "![", "(steps.svg)", "**At least ", "ops/s met p99 < 1s",
 		"the ramp's ceiling, not the server's", "The search stopped: the most steps allowed were run."} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
@@ -107,7 +107,7 @@ func TestStepLoadCapacityBelowCeiling(t *testing.T) {
 	if err := report.WriteStepMarkdown(&md, rep, "steps.svg"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "**Highest rate that met p99 < 50ms") || strings.Contains(md.String(), "At least") {
+	if !strings.Contains(md.String(), "**Highest rate that met p99 < 1s") || strings.Contains(md.String(), "At least") {
 		t.Fatalf("markdown:\n%s", md.String())
 	}
 }

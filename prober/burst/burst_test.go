@@ -356,13 +356,19 @@ func TestBurstCancelledMidway(t *testing.T) {
 	plan := testPlan()
 	plan.TestTime = 10 * time.Second
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(500*time.Millisecond, cancel)
-	start := time.Now()
-	res := testRunner(t, srv).Run(ctx, plan)
+	b := testRunner(t, srv)
+	var cancelled time.Time
+	wait := whenUnderWay(t, b, 100, func(context.Context) error {
+		cancelled = time.Now()
+		cancel()
+		return nil
+	})
+	res := b.Run(ctx, plan)
+	wait()
 	if res.Outcome != OutcomeAborted || res.Reason != ReasonCancelled {
 		t.Fatalf("outcome %s (%s: %s), want aborted for cancelled", res.Outcome, res.Reason, res.Detail)
 	}
-	if took := time.Since(start); took > 3*time.Second {
+	if took := time.Since(cancelled); took > 3*time.Second {
 		t.Fatalf("cancel took %v to stop the burst", took)
 	}
 	if res.KeysWritten <= 0 || res.KeysDeleted != res.KeysWritten {

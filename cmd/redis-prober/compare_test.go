@@ -195,8 +195,11 @@ func TestCompareJSONOutput(t *testing.T) {
 // nothing changed compare passes; with AOF on and appendfsync always (an
 // fsync per write) it fails and names appendfsync. The bursts run as fast
 // as the server answers (each bounded to 1 s), so an fsync per SET costs
-// throughput and latency tenfold and more. The threshold is 50% because
-// the machine is shared with other tests running at the same time.
+// latency three- to fivefold (p50 +260-470 % here, p99 +140-410 %: fsync
+// times vary, so an interval can hold 100 %). The threshold is 50% because
+// the machine is shared with other tests running at the same time. The
+// governor's p99 abort is off, as one slow fsync of a shared disk would
+// abort a trial.
 func TestCompareEndToEnd(t *testing.T) {
 	srv := redistest.Start(t)
 	dir := t.TempDir()
@@ -204,7 +207,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		t.Helper()
 		out := filepath.Join(dir, name)
 		code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--trials=3", "--test-time=1", "--warmup=0",
-			"--clients=2", "--ratio=1:1", "--key-maximum=999", "--json-out-file="+out)
+			"--clients=2", "--ratio=1:1", "--key-maximum=999", "--abort-p99=0", "--json-out-file="+out)
 		if code != 0 {
 			t.Fatalf("burst %s: exit %d\nstdout: %s\nstderr: %s", name, code, stdout, stderr)
 		}

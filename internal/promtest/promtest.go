@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
 // Config is what the test Prometheus scrapes and evaluates.
@@ -131,7 +133,7 @@ func Start(t testing.TB, cfg Config) *Server {
 	}
 	var lastErr error
 	for range 3 {
-		port := freePort(t)
+		port := redistest.FreePort(t)
 		s.URL = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		if lastErr = s.start(t, bin, cfgPath, port, cfg.ClassicOnly); lastErr == nil {
 			return s
@@ -367,16 +369,6 @@ func (s *Server) api(ctx context.Context, path string, form url.Values, v any) e
 		return fmt.Errorf("%s: decode data: %w", path, err)
 	}
 	return nil
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("promtest: free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func tail(path string) string {

@@ -334,15 +334,28 @@ func (s *Server) Keys(ctx context.Context, pattern string) []string {
 	return out
 }
 
-// FreePort returns a loopback TCP port that was free a moment ago.
+// FreePort returns a loopback TCP port that was free a moment ago, reserved
+// for the test. Test binaries of other packages run beside this one and ask
+// the kernel for ports too, and a port is free for anyone between this call
+// and the bind of what it is for: two servers handed one port had one of
+// them answer both tests' PINGs. So a port is also locked (see lockPort),
+// and one another test process holds is not handed out.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("redistest: free port: %v", err)
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("redistest: free port: %v", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		locked := lockPort(t, port)
+		_ = l.Close()
+		if locked {
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("redistest: free port: 100 ports from the kernel, each locked by another test process")
+	return 0
 }
 
 // ClientWithPassword returns a client that authenticates with password.

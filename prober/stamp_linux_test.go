@@ -139,9 +139,11 @@ func TestStaleTXStampNotMatched(t *testing.T) {
 		}
 	}
 	awaitRXStamp(t, c, func() error {
-		_, err := c.Write(ping)
+		if _, err := c.Write(ping); err != nil {
+			return err
+		}
 		readPong()
-		return err
+		return nil
 	})
 	for range 3 {
 		// The earlier request: sent beneath stampConn.Write, its stamp

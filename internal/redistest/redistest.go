@@ -337,9 +337,9 @@ func (s *Server) Keys(ctx context.Context, pattern string) []string {
 // FreePort returns a loopback TCP port that was free a moment ago, reserved
 // for the test. Test binaries of other packages run beside this one and ask
 // the kernel for ports too, and a port is free for anyone between this call
-// and the bind of what it is for: two servers handed one port had one of
-// them answer both tests' PINGs. So a port is also locked (see lockPort),
-// and one another test process holds is not handed out.
+// and the bind of what it is for: of two servers handed one port, one fails
+// to bind and the other answers both tests' PINGs. So a port is also locked
+// (see lockPort), and one another test process holds is not handed out.
 func FreePort(t testing.TB) int {
 	t.Helper()
 	for range 100 {

@@ -134,9 +134,12 @@ func (r *Reloader) sourcesChanged(ctx context.Context, st *reloadState) {
 		r.log.Error("discovered targets not applied; the running ones stay", "err", err)
 		return
 	}
+	// The gauge first: a scrape that sees the new targets must see the
+	// read that made them as good (Apply takes a while, stopping the
+	// targets that went).
 	st.buildOK = true
-	r.eng.Apply(ctx, cfg)
 	r.setGauge(st)
+	r.eng.Apply(ctx, cfg)
 	r.log.Info("discovered targets applied", "targets", len(cfg.Targets))
 }
 
@@ -148,10 +151,12 @@ func (r *Reloader) reload(ctx context.Context, st *reloadState) error {
 		r.log.Error("reload failed; the running configuration stays", "err", err)
 		return err
 	}
-	r.eng.Apply(ctx, l.cfg)
+	// The gauges first, as in sourcesChanged; the new sources' watch
+	// reports to Run, which serves it after this returns.
 	st.configOK, st.buildOK = true, true
 	r.okTime.Set(float64(time.Now().Unix()))
 	r.watch(ctx, st, l)
+	r.eng.Apply(ctx, l.cfg)
 	r.log.Info("configuration reloaded", "targets", len(l.cfg.Targets))
 	return nil
 }

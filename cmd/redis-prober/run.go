@@ -252,9 +252,6 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			reload:        reloadHandler(reloads, *lifecycle),
 			status:        status,
 		}, reg, log)
-		serveErr := make(chan error, 1)
-		go func() { serveErr <- web.ListenAndServe(srv, webF, log) }()
-
 		engineDone := make(chan struct{})
 		runCtx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -263,7 +260,11 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			eng.Run(runCtx, cfg)
 		}()
 		go reloads.Run(runCtx, initial)
+		// Before the server: a SIGHUP sent once /-/ready answers must
+		// reload, not end the process (the signal's default action).
 		reloadOnSIGHUP(runCtx, reloads)
+		serveErr := make(chan error, 1)
+		go func() { serveErr <- web.ListenAndServe(srv, webF, log) }()
 
 		var result error
 		select {

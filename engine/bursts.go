@@ -133,21 +133,24 @@ func (b *Bursts) RunTarget(ctx context.Context, t Target, control *redis.Client)
 	}
 }
 
+// runOnce runs one burst or search and records it. Observe goes last: its
+// runs counter says the burst is over, so a scrape that counts it finds the
+// capacity and the status page's last burst already recorded.
 func (b *Bursts) runOnce(ctx context.Context, t Target, burster *burst.Runner, plan burst.Plan) {
 	if b.cfg.Steps == nil {
 		res := burster.Run(ctx, plan)
-		b.bm.Observe(t.Name, t.Node, &res)
 		b.remember(t, &res, 0)
+		b.bm.Observe(t.Name, t.Node, &res)
 		return
 	}
 	res := burster.RunSteps(ctx, plan, *b.cfg.Steps)
-	b.bm.Observe(t.Name, t.Node, &res.Final)
 	var capacity float64
 	if res.Final.Outcome == burst.OutcomeCompleted {
 		b.bm.ObserveCapacity(t.Name, t.Node, plan.Name, res.Capacity)
 		capacity = res.Capacity
 	}
 	b.remember(t, &res.Final, capacity)
+	b.bm.Observe(t.Name, t.Node, &res.Final)
 }
 
 func (b *Bursts) remember(t Target, r *burst.Result, capacity float64) {

@@ -60,23 +60,24 @@ func (m *Metrics) Init(target, node, plan string) {
 	}
 }
 
-// Observe records the outcome of one burst (or one step-load search).
+// Observe records the outcome of one burst (or one step-load search). The
+// runs counter goes last: a scrape that counts the run sees its decision
+// and last_* figures too.
 func (m *Metrics) Observe(target, node string, r *Result) {
 	plan := r.Plan.Name
-	m.runs.WithLabelValues(target, node, plan, string(r.Outcome)).Inc()
 	m.decisions.WithLabelValues(target, node, plan, string(r.Outcome), r.Reason).Inc()
 	m.lastEnd.WithLabelValues(target, node, plan).Set(float64(r.End.UnixNano()) / 1e9)
-	if r.Total == nil || r.Total.Ops == 0 {
-		return
+	if r.Total != nil && r.Total.Ops > 0 {
+		m.lastOps.WithLabelValues(target, node, plan).Set(r.OpsPerSec())
+		quantiles := make(map[float64]float64, len(burstQuantiles))
+		for _, q := range burstQuantiles {
+			quantiles[q] = r.Total.Quantile(q).Seconds()
+		}
+		m.lastLatency.set([3]string{target, node, plan}, lastBurst{
+			count: uint64(r.Total.Ops), sum: r.Total.Mean().Seconds() * float64(r.Total.Ops), quantiles: quantiles,
+		})
 	}
-	m.lastOps.WithLabelValues(target, node, plan).Set(r.OpsPerSec())
-	quantiles := make(map[float64]float64, len(burstQuantiles))
-	for _, q := range burstQuantiles {
-		quantiles[q] = r.Total.Quantile(q).Seconds()
-	}
-	m.lastLatency.set([3]string{target, node, plan}, lastBurst{
-		count: uint64(r.Total.Ops), sum: r.Total.Mean().Seconds() * float64(r.Total.Ops), quantiles: quantiles,
-	})
+	m.runs.WithLabelValues(target, node, plan, string(r.Outcome)).Inc()
 }
 
 // lastLatency exports the last burst's latency of each node and plan as a

@@ -80,6 +80,15 @@ type nodeWatch struct {
 	// at lastAt: what the status page shows beside the window.
 	lastKinds []string
 	lastAt    time.Time
+
+	// checks of this node done, so tests can wait for each node (a
+	// pointer: Collect copies the struct under mu, the node's check adds
+	// without it).
+	checks *atomic.Int64
+}
+
+func newNodeWatch(t Target, commands []string, window time.Duration) *nodeWatch {
+	return &nodeWatch{target: t.Name, node: t.Node, window: history.NewChangeWindow(commands, window, time.Now()), checks: new(atomic.Int64)}
 }
 
 // targetHost is the host as one target last saw it, shared by the target's
@@ -130,7 +139,7 @@ func nameKey(target, node string) string { return target + "|" + node }
 func (c *Changes) probeSamples(t Target, commands []string) history.SampleSink {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	nw := &nodeWatch{target: t.Name, node: t.Node, window: history.NewChangeWindow(commands, c.cfg.Window, time.Now())}
+	nw := newNodeWatch(t, commands, c.cfg.Window)
 	c.nodes[nodeKey(t)] = nw
 	return nw.window
 }
@@ -147,7 +156,7 @@ func (c *Changes) attach(t Target) (*nodeWatch, uint64) {
 		for i, cmd := range t.Probe.Commands {
 			names[i] = cmd.Name
 		}
-		nw = &nodeWatch{target: t.Name, node: t.Node, window: history.NewChangeWindow(names, c.cfg.Window, time.Now())}
+		nw = newNodeWatch(t, names, c.cfg.Window)
 		c.nodes[key] = nw
 	}
 	nw.running = true
@@ -199,6 +208,7 @@ type nodeWatcher struct {
 
 func (w *nodeWatcher) check(ctx context.Context, now time.Time) {
 	defer w.c.checks.Add(1)
+	defer w.nw.checks.Add(1)
 	kinds := append(w.checkServer(ctx, now), w.checkHost(now)...)
 	if len(kinds) == 0 {
 		w.nw.window.Advance(now)

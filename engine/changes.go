@@ -53,8 +53,6 @@ type Changes struct {
 	mu      sync.Mutex
 	nodes   map[string]*nodeWatch
 	targets map[string]*targetHost
-
-	checks atomic.Int64 // node checks done, so tests can wait for one
 }
 
 var (
@@ -207,7 +205,6 @@ type nodeWatcher struct {
 }
 
 func (w *nodeWatcher) check(ctx context.Context, now time.Time) {
-	defer w.c.checks.Add(1)
 	defer w.nw.checks.Add(1)
 	kinds := append(w.checkServer(ctx, now), w.checkHost(now)...)
 	if len(kinds) == 0 {

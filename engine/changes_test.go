@@ -44,10 +44,11 @@ func (l *lockedBuffer) String() string {
 
 // changesRig runs the change service on targets with a fast interval.
 type changesRig struct {
-	t    *testing.T
-	reg  *prometheus.Registry
-	svc  *Changes
-	logs *lockedBuffer
+	t     *testing.T
+	reg   *prometheus.Registry
+	svc   *Changes
+	logs  *lockedBuffer
+	nodes []string // nodeKey of every node run
 }
 
 func newChangesRig(t *testing.T, paths collector.Paths) *changesRig {
@@ -70,6 +71,7 @@ func (r *changesRig) run(name, node, addr string, client *redis.Client) {
 	}
 	cmds, _ := prober.ParseCommands("get")
 	tgt := Target{Name: name, Node: node, Probe: prober.ProbeConfig{Commands: cmds}}
+	r.nodes = append(r.nodes, nodeKey(tgt))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -81,45 +83,28 @@ func (r *changesRig) run(name, node, addr string, client *redis.Client) {
 	})
 }
 
-// rounds waits until every running node has been checked n more times
-// (before any node runs: n checks in all). A count over all nodes let one
-// node make up the others' checks while another sat in one slow check.
+// rounds waits until every node the rig runs has been checked n more
+// times. Each node counts its own: a count over all nodes let one node make
+// up another's checks while that one sat in one slow check.
 func (r *changesRig) rounds(n int) {
 	r.t.Helper()
-	type from struct {
-		key string
-		nw  *nodeWatch
-		at  int64
-	}
-	var froms []from
-	r.svc.mu.Lock()
-	for key, nw := range r.svc.nodes {
-		if nw.running {
-			froms = append(froms, from{key, nw, nw.checks.Load()})
-		}
-	}
-	r.svc.mu.Unlock()
-	total := r.svc.checks.Load() + int64(n)
-	done := func() bool {
-		if len(froms) == 0 {
-			return r.svc.checks.Load() >= total
-		}
+	checks := func(key string) int64 {
 		r.svc.mu.Lock()
 		defer r.svc.mu.Unlock()
-		for _, f := range froms {
-			// A node stopped meanwhile checks no more.
-			if r.svc.nodes[f.key] == f.nw && f.nw.checks.Load() < f.at+int64(n) {
-				return false
-			}
+		if nw := r.svc.nodes[key]; nw != nil && nw.running {
+			return nw.checks.Load()
 		}
-		return true
+		return 0 // not attached yet
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for !done() {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("change service made no progress: %d checks in all", r.svc.checks.Load())
+	for _, key := range r.nodes {
+		want := checks(key) + int64(n)
+		for checks(key) < want {
+			if time.Now().After(deadline) {
+				r.t.Fatalf("change service made no progress on %s: %d of %d checks", key, checks(key), want)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

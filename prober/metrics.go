@@ -167,7 +167,7 @@ type family struct {
 	order      *families.Order // of its series at the last Gather
 }
 
-// add keeps c as the family name (help).
+// add gathers c as the family name, with help.
 func (m *Metrics) add(name, help string, c prometheus.Collector) {
 	m.families = append(m.families, family{name, help, c, new(families.Order)})
 }

@@ -83,7 +83,7 @@ test-rules:
 test-e2e-matrix:
 	@set -e; for bin in $(PROMETHEUS3); do \
 		$(call peer,$$bin,e2e on Prometheus 3.5); \
-		echo "e2e on $$($$bin --version 2>&1 | head -1)"; \
+		echo "e2e on $$($$bin --version 2>&1 | sed -n 1p)"; \
 		PROMETHEUS_BIN=$$bin $(GO) test -count=1 -timeout 10m ./internal/e2e/; \
 	done
 

@@ -105,7 +105,7 @@ WEB_PORT="" METRICS=""
 
 # One probe connection: the flag, while the prober still has it.
 ONE_CONN=()
-"$TMP/redis-prober" --help 2>&1 | grep -q -- '--probe.connections' && ONE_CONN=(--probe.connections=1)
+"$TMP/redis-prober" --help 2>&1 | grep -- '--probe.connections' >/dev/null && ONE_CONN=(--probe.connections=1)
 
 # start_prober FLAGS...: on a fresh port each time (the host is shared: a
 # port free a minute ago may not be now); up to 3 tries when the prober is

@@ -32,7 +32,16 @@
 #   PEERS_METHOD  relocate (default) or build (Redis 8.0 from source)
 # Adding the suites needs root; as another user the script works once they
 # were added (apt-get download needs no root).
-set -euo pipefail
+set -Eeuo pipefail
+# Every failing step says what failed, in one line, before the script exits:
+# set -e alone exits silently (make then prints only "Error 1", or "Error
+# 141" when a pipe's writer died of SIGPIPE).
+# die's own exit code (3) has said so already.
+trap 'rc=$?; [ "$rc" = 3 ] || printf "peers: ERROR: line %s: %s exited %s\n" "$LINENO" "$BASH_COMMAND" "$rc" >&2' ERR
+# Under pipefail, a reader that closes its input early (head, grep -q, awk's
+# exit) can kill the writer with SIGPIPE and fail the whole pipeline, at
+# random; this script takes the first of many lines with first_line, and
+# reads files into variables, never through such a reader.
 
 if [ "$(id -u)" = 0 ]; then
 	CACHE="${PEERS_CACHE:-/var/cache/redis-prober-peers}"
@@ -41,8 +50,10 @@ else
 fi
 STEP_TIMEOUT="${PEERS_STEP_TIMEOUT:-600}"
 METHOD="${PEERS_METHOD:-relocate}"
-SOURCES=/etc/apt/sources.list.d/redis-prober-peers.sources
-PINS=/etc/apt/preferences.d/redis-prober-peers
+# APT_ETC is a seam for the scripts' tests (a fixture tree of sources).
+APT_ETC="${APT_ETC:-/etc/apt}"
+SOURCES=$APT_ETC/sources.list.d/redis-prober-peers.sources
+PINS=$APT_ETC/preferences.d/redis-prober-peers
 SUITES="sid trixie bookworm-backports"
 ALL="prometheus-3.5 redis_exporter valkey-8.0 redis-8.0 valkey-8.1"
 
@@ -60,7 +71,7 @@ entry() {
 }
 
 log() { printf 'peers: %s\n' "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+die() { log "ERROR: $*"; exit 3; }
 step() { timeout --kill-after=10 "$STEP_TIMEOUT" "$@"; }
 
 print_env() {
@@ -72,22 +83,26 @@ print_env() {
 	echo "REDIS_8_0=$CACHE/redis-8.0/bin/redis-server"
 	echo "VALKEY_8_1=$CACHE/valkey-8.1/bin/valkey-server"
 }
-if [ "${1:-}" = --print-env ]; then
-	print_env
-	exit 0
-fi
+
+# first_line prints the first line of its input after reading all of it, so
+# the writer never meets a closed pipe (see the note at the top).
+first_line() {
+	local all
+	all="$(cat)"
+	printf '%s' "${all%%$'\n'*}"
+}
 
 # mirror_uri prints the URI of the machine's Debian archive (the one that
 # serves bookworm, not -security), from one-line or deb822 sources.
 mirror_uri() {
 	local f re='^(bookworm|bookworm-updates|stable|trixie|sid|unstable)$'
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+	for f in "$APT_ETC"/sources.list "$APT_ETC"/sources.list.d/*.list; do
 		[ -r "$f" ] || continue
 		sed -e 's/#.*//' -e 's/\[[^]]*\]//' "$f" | while read -r type uri suite _; do
 			if [ "$type" = deb ] && [[ $suite =~ $re ]]; then echo "$uri"; fi
 		done
 	done
-	for f in /etc/apt/sources.list.d/*.sources; do
+	for f in "$APT_ETC"/sources.list.d/*.sources; do
 		[ -r "$f" ] && [ "$f" != "$SOURCES" ] || continue
 		awk -v re="$re" '
 			function flush(  n, s, u, i) {
@@ -108,6 +123,25 @@ mirror_uri() {
 	done
 }
 
+# mirror prints the first mirror_uri, or fails with a line saying why.
+mirror() {
+	local uri
+	uri="$(mirror_uri | first_line)"
+	[ -n "$uri" ] || die "no Debian archive found in $APT_ETC/sources.list{,.d/*}: cannot tell which mirror to use"
+	printf '%s\n' "$uri"
+}
+
+case "${1:-}" in
+--print-env)
+	print_env
+	exit 0
+	;;
+--print-mirror)
+	mirror
+	exit 0
+	;;
+esac
+
 # add_suites writes the peers' sources and pins (root only) and refreshes
 # the package lists once per run.
 APT_READY=
@@ -119,8 +153,7 @@ add_suites() {
 		return 0
 	fi
 	local uri
-	uri="$(mirror_uri | head -1)"
-	[ -n "$uri" ] || die "no Debian archive found in /etc/apt/sources.list{,.d/*}: cannot tell which mirror to use"
+	uri="$(mirror)"
 	local want
 	want="$(printf 'Types: deb deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$uri" "$SUITES")"
 	if [ "$(cat "$SOURCES" 2>/dev/null)" != "$want" ]; then
@@ -151,7 +184,7 @@ ${pins%$'\n\n'}"
 
 # candidate NAME SUITE prints the version of package NAME in SUITE.
 candidate() {
-	apt-cache madison "$1" | awk -v s="$2" '$0 ~ " "s"/main" { print $3; exit }'
+	apt-cache madison "$1" | awk -v s="$2" '!found && $0 ~ " "s"/main" { print $3; found = 1 }'
 }
 
 # fetch NAME: download and unpack entry NAME unless it is complete.
@@ -211,7 +244,8 @@ fetch() {
 	if [ -n "$bins" ]; then
 		local first="${bins%% *}"
 		first="${first##*:}"
-		out="$("$dir/bin/$first" --version 2>&1 | head -1)" || die "$name: $dir/bin/$first does not run: $out"
+		out="$("$dir/bin/$first" --version 2>&1)" || die "$name: $dir/bin/$first does not run: $out"
+		out="$(first_line <<<"$out")"
 	fi
 	echo "$versions" >"$dir/.complete"
 	log "fetched: $name ($versions) in $((SECONDS - t0)) s${out:+: $out}"
@@ -224,7 +258,7 @@ relocate() {
 	[ -x "$lib/ld-linux-x86-64.so.2" ] || die "trixie loader missing in $lib"
 	for f in "$dir"/root/usr/bin/*; do
 		[ -f "$f" ] && [ ! -L "$f" ] || continue
-		head -c4 "$f" | grep -q 'ELF' || continue
+		[ "$(od -An -tx1 -N4 "$f")" = " 7f 45 4c 46" ] || continue
 		patchelf --set-interpreter "$lib/ld-linux-x86-64.so.2" --force-rpath --set-rpath "$lib" "$f"
 	done
 }
@@ -239,7 +273,7 @@ build_redis() {
 		log "redis source of $s not served by the mirror; trying the next suite"
 	done
 	local tree
-	tree="$(find "$src" -maxdepth 1 -type d -name 'redis-*' | head -1)"
+	tree="$(find "$src" -maxdepth 1 -type d -name 'redis-*' -print -quit)"
 	[ -n "$tree" ] || die "apt-get source redis fetched nothing"
 	log "apt-get build-dep redis/$s (bookworm's -dev packages)"
 	step apt-get build-dep -y -qq "redis/$s" >/dev/null

@@ -5,7 +5,10 @@
 # (scripts/peers.sh: about a minute cold, nothing when warm). As another
 # user it installs nothing: it names what is missing and the one command
 # that installs it, and the tests that need it skip (or fail under CI=true).
-set -euo pipefail
+set -Eeuo pipefail
+# A failing step says which, in one line (set -e alone exits silently and
+# make prints only its exit code).
+trap 'rc=$?; printf "test-deps: ERROR: line %s: %s exited %s\n" "$LINENO" "$BASH_COMMAND" "$rc" >&2' ERR
 cd "$(dirname "$0")/.."
 
 need=()

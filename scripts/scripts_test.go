@@ -1,0 +1,113 @@
+// Package scripts holds the shell scripts of make test, make demo and the
+// benchmarks; its tests run them on fixture trees.
+package scripts
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// aptFixture writes an /etc/apt tree with n source files of each format,
+// every one naming the same mirror (as a host with a cloud image's sources
+// beside the distribution's does), and returns its root.
+func aptFixture(t *testing.T, n int, uri string) string {
+	t.Helper()
+	root := t.TempDir()
+	d := filepath.Join(root, "sources.list.d")
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		deb822 := fmt.Sprintf("Types: deb\nURIs: %s\nSuites: bookworm bookworm-updates\nComponents: main\n\n"+
+			"Types: deb\nURIs: %s-security\nSuites: bookworm-security\nComponents: main\n", uri, uri)
+		oneLine := fmt.Sprintf("deb %s bookworm main\n# deb http://elsewhere.invalid/debian bookworm main\n", uri)
+		write(t, filepath.Join(d, fmt.Sprintf("m%03d.sources", i)), deb822)
+		write(t, filepath.Join(d, fmt.Sprintf("m%03d.list", i)), oneLine)
+	}
+	return root
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func runPeers(t *testing.T, aptEtc string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{"./peers.sh"}, args...)...)
+	cmd.Env = append(os.Environ(), "APT_ETC="+aptEtc, "PEERS_CACHE="+t.TempDir())
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
+}
+
+// TestMirrorWithManySources is issue 28's make test that died of SIGPIPE
+// ("Error 141", nothing else): with many source files naming the mirror,
+// `mirror_uri | head -1` under pipefail killed the writer at random. Ten
+// runs over 2×60 files made that near certain on the old script.
+func TestMirrorWithManySources(t *testing.T) {
+	const uri = "http://mirror.example/debian"
+	for _, n := range []int{1, 2, 60} {
+		etc := aptFixture(t, n, uri)
+		for i := range 10 {
+			out, errOut, err := runPeers(t, etc, "--print-mirror")
+			if err != nil || strings.TrimSpace(out) != uri {
+				t.Fatalf("%d files, run %d: --print-mirror = %q, %v; stderr %q; want %q", 2*n, i, out, err, errOut, uri)
+			}
+		}
+	}
+}
+
+// TestPeersFailureSaysWhat: a failing step prints one line naming it, never
+// a bare exit code.
+func TestPeersFailureSaysWhat(t *testing.T) {
+	etc := t.TempDir()
+	write(t, filepath.Join(etc, "sources.list"), "deb http://mirror.example/debian-security bookworm-security main\n")
+	out, errOut, err := runPeers(t, etc, "--print-mirror")
+	if err == nil {
+		t.Fatalf("--print-mirror with no archive succeeded: %q", out)
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "ERROR: no Debian archive found") {
+		t.Fatalf("stderr = %q, want one line naming the missing archive", errOut)
+	}
+}
+
+// earlyClose matches a pipe into a reader that may stop reading before its
+// writer is done: under pipefail the writer's SIGPIPE fails the pipeline.
+var earlyClose = regexp.MustCompile(`\|\s*(head\b|grep\s+(-\w*[qm]|--quiet|--max-count)|awk\b[^|]*\bexit\b)`)
+
+// TestNoEarlyCloseReaderUnderPipefail reads every script (and the Makefile)
+// for the pattern that made make test die at random.
+func TestNoEarlyCloseReaderUnderPipefail(t *testing.T) {
+	files, err := filepath.Glob("*.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, "../Makefile", "../.ci/run")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			code := strings.TrimSpace(line)
+			if strings.HasPrefix(code, "#") {
+				continue
+			}
+			// awk's exit in an END block comes after all input is read.
+			if m := earlyClose.FindString(code); m != "" && !(strings.Contains(m, "awk") && strings.Contains(m, "END")) {
+				t.Errorf("%s:%d: %q reads part of a pipe (SIGPIPE under pipefail): %s", f, i+1, m, code)
+			}
+		}
+	}
+}

@@ -57,6 +57,10 @@ func TestBadFlagsExit2WithOneLine(t *testing.T) {
 		{[]string{"--redis.addr=a:1", "--redis.addr=a:1"}, "given twice"},
 		{[]string{"--web.telemetry-path=metrics"}, "--web.telemetry-path"},
 		{[]string{"--no-such-flag"}, "no-such-flag"},
+		{[]string{"--web.listen-address=127.0.0.1:99999"}, "--web.listen-address"},
+		{[]string{"--web.listen-address=127.0.0.1"}, "--web.listen-address"},
+		{[]string{"--web.listen-address=:9379", "--web.listen-address=:-1"}, "--web.listen-address"},
+		{[]string{"--web.config.file=/nonexistent/web.yml"}, "--web.config.file"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -201,6 +201,9 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 	maxRequests := intFlag(cmd, "web.max-requests", "Most concurrent scrapes served at once; more are refused with 503 (0: no limit).", "40")
 
 	return func(ctx context.Context, env *cliEnv) error {
+		if err := checkWebFlags(webF); err != nil {
+			return err
+		}
 		log := promslog.New(env.logConfig)
 		src.Tag = instanceTag()
 		if err := probeF.source(src, redisF, discoveryF); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -90,4 +91,28 @@ func newWebServer(cfg webConfig, gatherer prometheus.Gatherer, log *slog.Logger)
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
+}
+
+// checkWebFlags refuses, before anything starts, web flags that cannot
+// work: an address that no listener could take (a port above 65535, no
+// port) or a web config file that does not read. exporter-toolkit would
+// only find them once the engine runs, and exit 1 after several log lines.
+func checkWebFlags(f *web.FlagConfig) error {
+	if f.WebSystemdSocket == nil || !*f.WebSystemdSocket {
+		for _, addr := range *f.WebListenAddresses {
+			_, port, err := net.SplitHostPort(addr)
+			if err != nil {
+				return usagef("--web.listen-address: %q: want host:port or :port (%v)", addr, err)
+			}
+			if _, err := net.LookupPort("tcp", port); err != nil {
+				return usagef("--web.listen-address: %q: port %q is not a port number from 0 to 65535", addr, port)
+			}
+		}
+	}
+	if f.WebConfigFile != nil && *f.WebConfigFile != "" {
+		if err := web.Validate(*f.WebConfigFile); err != nil {
+			return usagef("--web.config.file: %v", err)
+		}
+	}
+	return nil
 }

@@ -35,18 +35,18 @@ var pingRequest = resp.AppendCommand(nil, "PING")
 func (c *ConnectProbe) Once(ctx context.Context) {
 	start := time.Now()
 	deadline := start.Add(c.timeout)
-	ctx, cancel := context.WithDeadline(ctx, deadline)
+	octx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	pc, _, err := c.ep.openProbeConn(ctx, c.timeout, deadline, false)
+	pc, _, err := c.ep.openProbeConn(octx, c.timeout, deadline, false)
 	if err == nil {
-		stop := context.AfterFunc(ctx, pc.wire.Interrupt)
+		stop := context.AfterFunc(octx, pc.wire.Interrupt)
 		err = pc.exchange(pingRequest, deadline)
 		stop()
 		_ = pc.Close()
 	}
 	d := time.Since(start)
-	if ctx.Err() != nil && err != nil && d < c.timeout {
-		return // stopping, not a fault of Redis
+	if err != nil && d < c.timeout && cutShort(ctx) {
+		return // cut by the caller (a stop, the end of a window), not a fault of Redis
 	}
 	res, _ := classify(err)
 	c.rec.RecordConnect(res, d)

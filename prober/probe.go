@@ -201,8 +201,8 @@ func (w *worker) run() (pollable bool) {
 			err = w.pc.exchange(w.reqs[s.ci], deadline)
 		}
 		end := time.Now()
-		if ctx.Err() != nil {
-			return false // interrupted by shutdown: not a Redis fault
+		if cutShort(ctx) {
+			return false // cut by the caller (a stop, the end of a window): not a Redis fault
 		}
 		var ex exchange
 		stamped := w.pc != nil && w.pc.wire.stamps != nil
@@ -339,6 +339,21 @@ func (w *worker) sleepUntil(ctx context.Context, t time.Time) bool {
 		case <-w.timer.C:
 		}
 	}
+}
+
+// cutShort reports whether the caller's ctx has ended: cancelled (a stop,
+// a reload) or past its deadline (the end of the doctor's measuring
+// window). A request that fails then was cut short by its caller, not
+// failed by Redis. The deadline is read by the clock, not only through
+// ctx.Err(): the net package enforces a context's deadline on the socket
+// itself, so a dial fails with "i/o timeout" a moment before the context's
+// own timer marks it done.
+func cutShort(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // classify maps a request's outcome to a result (an error reply is a

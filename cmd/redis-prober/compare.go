@@ -22,7 +22,8 @@ var errRegressed = errors.New("regressed")
 
 // errInconclusive is exit code 3 of compare: nothing is proven to have
 // regressed, but some interval still holds a regression larger than the
-// threshold, so "no regression" cannot be claimed either.
+// threshold (or a side of one trial has no interval at all), so "no
+// regression" cannot be claimed either.
 var errInconclusive = errors.New("inconclusive")
 
 // exitInconclusive is compare's exit code for an inconclusive verdict (2 is
@@ -72,8 +73,7 @@ func addCompareCommand(cmd *kingpin.CmdClause) command {
 		case compare.OverallRegressed:
 			return fmt.Errorf("%w: see the verdicts above", errRegressed)
 		case compare.OverallInconclusive:
-			return exitCodeError{code: exitInconclusive,
-				err: fmt.Errorf("%w: the trials are too noisy to tell; run more trials (--trials=10) or on a quieter host", errInconclusive)}
+			return exitCodeError{code: exitInconclusive, err: fmt.Errorf("%w: %s", errInconclusive, c.Reason)}
 		}
 		return nil
 	}

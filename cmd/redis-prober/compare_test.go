@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -191,6 +192,68 @@ func TestCompareJSONOutput(t *testing.T) {
 	}
 }
 
+// burstReport runs trials 1 s bursts as fast as srv answers and writes
+// their report to out. The governor's p99 abort is off, as one stall of a
+// busy host (or one slow fsync of a shared disk) would abort a trial.
+func burstReport(t *testing.T, srv *redistest.Server, out string, trials int) string {
+	t.Helper()
+	code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--trials="+strconv.Itoa(trials), "--test-time=1", "--warmup=0",
+		"--clients=2", "--ratio=1:1", "--key-maximum=999", "--abort-p99=0", "--json-out-file="+out)
+	if code != 0 {
+		t.Fatalf("burst %s: exit %d\nstdout: %s\nstderr: %s", out, code, stdout, stderr)
+	}
+	if n := strings.Count(stdout, "ALL STATS"); n != trials {
+		t.Fatalf("burst %s printed %d ALL STATS tables, want one per trial (%d)", out, n, trials)
+	}
+	return out
+}
+
+// TestCompareOneTrialASideIsInconclusive is issue 28's case: two one-trial
+// bursts of the same idle server. One trial a side has no spread, so no
+// difference between them can be told from noise, and on a shared host
+// there is always some (the threshold alone called such pairs REGRESSED,
+// exit 1, or no regression, exit 0, as the noise fell). The verdict is
+// inconclusive, exit 3, in every output format, whatever the figures are,
+// with one line on stderr saying how many trials would let compare judge.
+func TestCompareOneTrialASideIsInconclusive(t *testing.T) {
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	before := burstReport(t, srv, filepath.Join(dir, "before.json"), 1)
+	after := burstReport(t, srv, filepath.Join(dir, "after.json"), 1)
+	const why = "1 trial a side has no spread to judge a change by; run burst with --trials=5 or more on both sides"
+	verdicts := []string{"REGRESSED", "regressed", "no regression", "improved", "no significant change"}
+	var inJSON []string
+	for _, v := range verdicts[1:] {
+		inJSON = append(inJSON, `"verdict": "`+v+`"`)
+	}
+	for _, tc := range []struct {
+		format, want string
+		bad          []string
+	}{
+		{"text", "\nVerdict: INCONCLUSIVE, " + why + "\n", verdicts},
+		{"markdown", "### redis-prober compare: Verdict: INCONCLUSIVE, " + why + "\n", verdicts},
+		{"json", `"reason": "` + why + `"`, inJSON},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			code, stdout, stderr := runCompare(t, "--output="+tc.format, before, after)
+			if code != 3 {
+				t.Fatalf("exit %d, want 3 (inconclusive)\nstdout:\n%s\nstderr: %s", code, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tc.want) {
+				t.Errorf("stdout lacks %q:\n%s", tc.want, stdout)
+			}
+			for _, bad := range tc.bad {
+				if strings.Contains(stdout, bad) {
+					t.Errorf("stdout says %q of one trial a side:\n%s", bad, stdout)
+				}
+			}
+			if want := "inconclusive: " + why; !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("stderr %q: want one line with %q", stderr, want)
+			}
+		})
+	}
+}
+
 // TestCompareEndToEnd runs short bursts against a real redis-server: with
 // nothing changed compare raises no alarm; with AOF on and appendfsync
 // always (an fsync per write) it fails and names appendfsync. The bursts
@@ -208,16 +271,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	burstTo := func(name string) string {
 		t.Helper()
-		out := filepath.Join(dir, name)
-		code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--trials=5", "--test-time=1", "--warmup=0",
-			"--clients=2", "--ratio=1:1", "--key-maximum=999", "--abort-p99=0", "--json-out-file="+out)
-		if code != 0 {
-			t.Fatalf("burst %s: exit %d\nstdout: %s\nstderr: %s", name, code, stdout, stderr)
-		}
-		if n := strings.Count(stdout, "ALL STATS"); n != 5 {
-			t.Fatalf("burst %s printed %d ALL STATS tables, want one per trial", name, n)
-		}
-		return out
+		return burstReport(t, srv, filepath.Join(dir, name), 5)
 	}
 	before := burstTo("before.json")
 	same := burstTo("same.json")

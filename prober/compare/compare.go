@@ -22,8 +22,9 @@ const (
 	VerdictImproved  = "improved"
 	VerdictNoChange  = "no significant change"
 	// VerdictInconclusive: the interval holds both no change and a
-	// regression larger than the threshold, so the trials can tell neither
-	// "regressed" nor "no regression": run more trials.
+	// regression larger than the threshold, or there is no interval (a
+	// side of one trial), so the trials can tell neither "regressed" nor
+	// "no regression": run more trials.
 	VerdictInconclusive = "inconclusive"
 )
 
@@ -34,6 +35,16 @@ const (
 	OverallInconclusive = "inconclusive"
 	OverallNoRegression = "no regression"
 )
+
+// MinTrials is the fewest completed trials a side that compare judges:
+// one trial has no spread, so no difference can be told from noise, and
+// every figure is inconclusive.
+const MinTrials = 2
+
+// AdviseTrials is the trial count the advice asks for on both sides: the
+// interval needs MinTrials, but at the Bonferroni level of a dozen figures
+// it is wide until about five (docs/regressions.md works it out).
+const AdviseTrials = 5
 
 // Options tune the verdict.
 type Options struct {
@@ -58,11 +69,15 @@ type Comparison struct {
 	Notes       []string        `json:"notes,omitempty"`
 	Regressed   bool            `json:"regressed"`
 	// Inconclusive is true when nothing regressed but some figure's
-	// interval reaches beyond the threshold: "no regression" is not shown.
+	// interval reaches beyond the threshold, or a side has one trial:
+	// "no regression" is not shown.
 	Inconclusive bool `json:"inconclusive"`
 	// Verdict is OverallRegressed, OverallInconclusive or
 	// OverallNoRegression.
 	Verdict string `json:"verdict"`
+	// Reason says, when the verdict is inconclusive, why and what would
+	// let compare judge.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Side names one of the two reports.
@@ -84,7 +99,7 @@ type Row struct {
 	BeforeTrials []float64 `json:"before_trials"`
 	AfterTrials  []float64 `json:"after_trials"`
 	// Change is after/before - 1; Low and High bound it (absent with
-	// fewer than two trials on a side).
+	// fewer than MinTrials trials on a side).
 	Change  float64  `json:"change"`
 	Low     *float64 `json:"change_low,omitempty"`
 	High    *float64 `json:"change_high,omitempty"`
@@ -158,15 +173,14 @@ func Compare(ctx context.Context, before, after *report.Report, beforeName, afte
 
 	// Bonferroni: every figure is judged at alpha/k, so the chance of a
 	// false alarm anywhere stays at most alpha.
-	withInterval := len(bt) >= 2 && len(at) >= 2
+	withInterval := len(bt) >= MinTrials && len(at) >= MinTrials
 	k := float64(len(cmp.Rows))
 	cmp.Confidence = 1 - opts.Alpha/k
 	if withInterval {
 		cmp.Method = fmt.Sprintf("Welch interval on the logarithms of the per-trial figures, %.4g%% per figure (alpha %g over %d figures, Bonferroni)",
 			cmp.Confidence*100, opts.Alpha, len(cmp.Rows))
 	} else {
-		cmp.Method = "threshold only (fewer than 2 trials on a side: no interval)"
-		notes = append(notes, "fewer than 2 trials on a side: the verdicts use the threshold alone; run bursts with --trials=5")
+		cmp.Method = fmt.Sprintf("none: fewer than %d trials on a side, no interval", MinTrials)
 	}
 	quantiles := map[float64]float64{} // by degrees of freedom: one bisection each
 	for i := range cmp.Rows {
@@ -189,8 +203,12 @@ func Compare(ctx context.Context, before, after *report.Report, beforeName, afte
 	case cmp.Regressed:
 		cmp.Inconclusive = false
 		cmp.Verdict = OverallRegressed
+	case !withInterval:
+		cmp.Verdict = OverallInconclusive
+		cmp.Reason = noSpreadReason(cmp.Before, cmp.After)
 	case cmp.Inconclusive:
 		cmp.Verdict = OverallInconclusive
+		cmp.Reason = "the trials are too noisy to tell; run more trials (--trials=10) or on a quieter host"
 		notes = append(notes, "an inconclusive figure's interval holds both no change and a regression larger than the threshold: "+
 			"these trials cannot tell which; run more trials (--trials=10), longer ones, or on a quieter host")
 	default:
@@ -204,35 +222,50 @@ func Compare(ctx context.Context, before, after *report.Report, beforeName, afte
 	return cmp, nil
 }
 
+// noSpreadReason is the reason of a comparison with a side of one trial
+// (a report of none is refused before).
+func noSpreadReason(before, after Side) string {
+	what := "1 trial a side has"
+	switch {
+	case after.Trials >= MinTrials:
+		what = "the before report's 1 trial has"
+	case before.Trials >= MinTrials:
+		what = "the after report's 1 trial has"
+	}
+	return fmt.Sprintf("%s no spread to judge a change by; run burst with --trials=%d or more on both sides", what, AdviseTrials)
+}
+
 // judge sets the change, its interval and the verdict of one row:
 // regressed when the change is worse than the threshold and the interval
 // excludes no change; improved the other way round; inconclusive when the
 // interval still holds a regression larger than the threshold (these
-// trials cannot rule it out); otherwise no significant change.
+// trials cannot rule it out), or when there is no interval (a side without
+// spread cannot tell a change from noise); otherwise no significant change.
 func judge(r *Row, withInterval, higherIsWorse bool, opts Options, confidence float64, quantiles map[float64]float64) {
 	// In logarithms: after/before of two huge (or tiny) figures would
 	// overflow to +Inf, which JSON cannot carry.
 	r.Change = finiteExpm1(logMean(r.AfterTrials) - logMean(r.BeforeTrials))
+	if !withInterval {
+		r.Verdict = VerdictInconclusive
+		return
+	}
 	worse, better := r.Change > opts.Threshold, r.Change < -opts.Threshold
 	if !higherIsWorse {
 		worse, better = better, worse
 	}
-	sigWorse, sigBetter, mayBeWorse := worse, better, false
-	if withInterval {
-		_, lo, hi := logRatioInterval(r.BeforeTrials, r.AfterTrials, 1-confidence, quantiles)
-		low, high := finiteExpm1(lo), finiteExpm1(hi)
-		r.Low, r.High = &low, &high
-		up, down := low > 0, high < 0
-		if !higherIsWorse {
-			up, down = down, up
-		}
-		sigWorse, sigBetter = worse && up, better && down
-		// The worse end of the interval: a regression larger than the
-		// threshold is still possible.
-		mayBeWorse = high > opts.Threshold
-		if !higherIsWorse {
-			mayBeWorse = low < -opts.Threshold
-		}
+	_, lo, hi := logRatioInterval(r.BeforeTrials, r.AfterTrials, 1-confidence, quantiles)
+	low, high := finiteExpm1(lo), finiteExpm1(hi)
+	r.Low, r.High = &low, &high
+	up, down := low > 0, high < 0
+	if !higherIsWorse {
+		up, down = down, up
+	}
+	sigWorse, sigBetter := worse && up, better && down
+	// The worse end of the interval: a regression larger than the
+	// threshold is still possible.
+	mayBeWorse := high > opts.Threshold
+	if !higherIsWorse {
+		mayBeWorse = low < -opts.Threshold
 	}
 	switch {
 	case sigWorse:

@@ -90,8 +90,13 @@ func WriteMarkdown(w io.Writer, c *Comparison) error {
 const maxListed = 6
 
 // verdictLine is the overall verdict: the regressed figures, or else the
-// inconclusive ones with their intervals, or no regression.
+// inconclusive ones with their intervals, or no regression. Without an
+// interval every figure is inconclusive for one reason, which it gives
+// instead.
 func verdictLine(c *Comparison) string {
+	if c.Verdict == OverallInconclusive && (c.Before.Trials < MinTrials || c.After.Trials < MinTrials) {
+		return "Verdict: INCONCLUSIVE, " + c.Reason
+	}
 	var bad, unsure []string
 	for _, r := range c.Rows {
 		switch r.Verdict {

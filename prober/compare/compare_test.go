@@ -195,14 +195,56 @@ func TestCompareRegressionWinsOverInconclusive(t *testing.T) {
 	}
 }
 
-func TestCompareOneTrialUsesTheThreshold(t *testing.T) {
-	c, err := Compare(context.Background(), synthReport(1, 0, "", 1), synthReport(1, 0, "p99", 1.5), "b", "a", defaultOpts)
+// TestCompareOneTrialIsInconclusive: a side of one trial has no spread, so
+// neither a change beyond the threshold nor none at all can be told from
+// noise (issue 28: two one-trial bursts of the same idle server came out
+// REGRESSED). Every figure is inconclusive, without an interval, and the
+// reason asks for trials on both sides.
+func TestCompareOneTrialIsInconclusive(t *testing.T) {
+	tests := []struct {
+		name          string
+		before, after *report.Report
+		reason        string
+	}{
+		{"same figures", synthReport(1, 0, "", 1), synthReport(1, 0, "", 1), "1 trial a side has"},
+		{"50% p99 regression", synthReport(1, 0, "", 1), synthReport(1, 0, "p99", 1.5), "1 trial a side has"},
+		{"30% p50 improvement", synthReport(1, 0, "", 1), synthReport(1, 0, "p50", 0.7), "1 trial a side has"},
+		{"one trial before", synthReport(1, 0, "", 1), synthReport(5, 0, "p99", 1.5), "the before report's 1 trial has"},
+		{"one trial after", synthReport(5, 0, "", 1), synthReport(1, 0, "p99", 1.5), "the after report's 1 trial has"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Compare(context.Background(), tc.before, tc.after, "b", "a", defaultOpts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.reason + " no spread to judge a change by; run burst with --trials=5 or more on both sides"
+			if c.Verdict != OverallInconclusive || c.Regressed || !c.Inconclusive || c.Reason != want {
+				t.Fatalf("overall %q (regressed %v, inconclusive %v), reason %q; want inconclusive, %q",
+					c.Verdict, c.Regressed, c.Inconclusive, c.Reason, want)
+			}
+			for _, r := range c.Rows {
+				if r.Verdict != VerdictInconclusive || r.Low != nil || r.High != nil {
+					t.Errorf("%s %s: %s, interval %v..%v; want inconclusive, none", r.Command, r.Figure, r.Verdict, r.Low, r.High)
+				}
+			}
+			var text strings.Builder
+			if err := WriteText(&text, c); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(text.String(), "\nVerdict: INCONCLUSIVE, "+want+"\n") {
+				t.Errorf("text does not end with the reason:\n%s", text.String())
+			}
+		})
+	}
+	// Two trials a side are the fewest with an interval: a change far
+	// beyond their spread is judged.
+	c, err := Compare(context.Background(), synthReport(2, 0, "", 1), synthReport(2, 0, "p99", 2), "b", "a", defaultOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := row(t, c, "get", "p99")
-	if r.Verdict != VerdictRegressed || r.Low != nil || len(c.Notes) == 0 {
-		t.Fatalf("one trial: verdict %s, interval %v, notes %v", r.Verdict, r.Low, c.Notes)
+	if r := row(t, c, "get", "p99"); r.Low == nil || r.Verdict != VerdictRegressed || c.Verdict != OverallRegressed || c.Reason != "" {
+		t.Fatalf("two trials a side, get p99 doubled: %s (interval %v), overall %q, reason %q", r.Verdict, r.Low, c.Verdict, c.Reason)
 	}
 }
 

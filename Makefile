@@ -130,7 +130,9 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 
 ## demo: a throwaway redis-server and the prober against it; Ctrl-C stops both.
-demo: build
+## The build says what it does: a first one is a minute or two of compiling.
+demo:
+	@./scripts/build.sh $(BIN) -trimpath -ldflags '$(LDFLAGS)'
 	./scripts/demo.sh
 
 ## bench: probe fidelity against a C reference client (its own clock and the

@@ -111,3 +111,55 @@ func TestNoEarlyCloseReaderUnderPipefail(t *testing.T) {
 		}
 	}
 }
+
+// fakeGo writes a go command that lists n packages and "compiles" them with
+// build -v, failing the build when fail is set.
+func fakeGo(t *testing.T, n int, fail bool) string {
+	t.Helper()
+	exit := 0
+	if fail {
+		exit = 1
+	}
+	p := filepath.Join(t.TempDir(), "go")
+	write(t, p, fmt.Sprintf(`#!/bin/sh
+case "$1" in
+mod) exit 0 ;;
+list) seq %[1]d | sed 's|^|example.com/p|' ;;
+build) seq %[1]d | sed 's|^|example.com/p|' >&2; [ %[2]d = 0 ] || echo "p7.go:1:1: syntax error" >&2; exit %[2]d ;;
+esac
+`, n, exit))
+	if err := os.Chmod(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBuildSaysWhatItDoes is issue 28's first make demo, silent for 100 s
+// while Go compiled: build.sh says a first build takes a minute or two
+// before it starts, counts the packages as they compile, and a failure
+// says so in one line with the compiler's own message.
+func TestBuildSaysWhatItDoes(t *testing.T) {
+	run := func(goBin string) (string, error) {
+		cmd := exec.Command("bash", "./build.sh", filepath.Join(t.TempDir(), "bin"))
+		cmd.Env = append(os.Environ(), "GO="+goBin)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(fakeGo(t, 120, false))
+	if err != nil {
+		t.Fatalf("build.sh: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.Contains(lines[0], "a minute or two") {
+		t.Errorf("first line %q does not say how long a first build takes", lines[0])
+	}
+	for _, want := range []string{"compiled 50 of at most 120", "compiled 100 of at most 120", "120 packages compiled"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no progress %q in:\n%s", want, out)
+		}
+	}
+	out, err = run(fakeGo(t, 10, true))
+	if err == nil || !strings.Contains(out, "p7.go:1:1: syntax error") || !strings.Contains(out, "ERROR: go build failed") {
+		t.Errorf("a failing build: err %v, output:\n%s", err, out)
+	}
+}

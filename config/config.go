@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -211,20 +212,25 @@ func Parse(b []byte) (*File, error) {
 	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, &Error{Field: "config", Msg: "the file is empty"}
-		}
-		var te *yaml.TypeError
-		if errors.As(err, &te) && len(te.Errors) > 0 {
-			// One line: the first problem is the one to fix first.
-			return nil, fmt.Errorf("config: %s", strings.TrimSpace(te.Errors[0]))
-		}
-		return nil, fmt.Errorf("config: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	decodeErr := dec.Decode(&f)
+	if errors.Is(decodeErr, io.EOF) {
+		return nil, &Error{Field: "config", Msg: "the file is empty"}
+	}
+	var te *yaml.TypeError
+	if decodeErr != nil && !(errors.As(decodeErr, &te) && len(te.Errors) > 0) {
+		return nil, fmt.Errorf("config: %s", strings.TrimPrefix(decodeErr.Error(), "yaml: "))
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
 		return nil, fmt.Errorf("config: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if te != nil {
+		// One line: the first problem is the one to fix first.
+		first := strings.TrimSpace(te.Errors[0])
+		if msg, ok := unknownField(&root, reflect.TypeFor[File](), first, fieldName); ok {
+			first = msg
+		}
+		return nil, fmt.Errorf("config: %s", first)
 	}
 	if err := f.validate(&root); err != nil {
 		return nil, err

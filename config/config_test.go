@@ -51,7 +51,7 @@ func TestParseErrorsNameFieldAndLine(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml, want string
 	}{
-		{"unknown field", "targets:\n  - name: a\n    adr: x\n", "line 3: field adr not found"},
+		{"unknown field", "targets:\n  - name: a\n    adr: x\n", `line 3: targets[0]: unknown field "adr" (did you mean addr?)`},
 		{"bad duration", "global:\n  probe:\n    timeout: fast\ntargets:\n  - {name: a, addr: x}\n", `line 3: "fast" is not a duration`},
 		{"bad rate", "targets:\n  - name: a\n    addr: x\n    probe:\n      rate: 0\n", "targets[0].probe.rate (line 5): must be above 0"},
 		{"no targets", "global: {}\n", "targets"},
@@ -81,6 +81,8 @@ func TestParseErrorsNameFieldAndLine(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/*.yml")
+	bad, _ := filepath.Glob("testdata/unknown/*.yml")
+	seeds = append(seeds, bad...)
 	for _, s := range seeds {
 		b, err := os.ReadFile(s)
 		if err == nil {

@@ -47,12 +47,12 @@ func TestSourcesErrors(t *testing.T) {
 		{"file_sd_configs:\n  - files: []\n", "file_sd_configs[0].files (line 2): needs at least one file"},
 		{"file_sd_configs:\n  - files: [a]\n    refresh_interval: 1ms\n", "file_sd_configs[0].refresh_interval (line 3): must be at least 100ms"},
 		{"file_sd_configs:\n  - files: [a]\n    target: {probe: {rate: 0}}\n", "file_sd_configs[0].target.probe.rate (line 3)"},
-		{"file_sd_configs:\n  - filez: [a]\n", "field filez not found"},
+		{"file_sd_configs:\n  - filez: [a]\n", `file_sd_configs[0]: unknown field "filez" (did you mean files?)`},
 		{"http_sd_configs:\n  - url: ftp://x/y\n", "http_sd_configs[0].url (line 2): must be an http:// or https:// URL"},
 		{"http_sd_configs:\n  - url: http://u:pw@x/y\n", "must not hold credentials"},
 		{"targets: [{name: a, addr: x}]\nrelabel_configs:\n  - {action: hashmod, source_labels: [__address__]}\n", "relabel_configs[0] (line 3): relabel configuration for hashmod requires non-zero modulus"},
 		{"targets: [{name: a, addr: x}]\nrelabel_configs:\n  - {action: nonsense}\n", `unknown relabel action "nonsense"`},
-		{"targets: [{name: a, addr: x}]\nrelabel_configs:\n  - {sourcelabels: [a]}\n", "field sourcelabels not found"},
+		{"targets: [{name: a, addr: x}]\nrelabel_configs:\n  - {sourcelabels: [a]}\n", `relabel_configs[0]: unknown field "sourcelabels" (did you mean source_labels?)`},
 		{"targets: [{name: a, addr: x}]\nsharding: {shards: 0}\n", "sharding.shards (line 2): must be from 1 to 1000"},
 		{"targets: [{name: a, addr: x}]\nsharding: {shards: 3, index: 3}\n", "sharding.index (line 2): must be from 0 to shards-1 (2)"},
 		{"global: {}\n", "at least one target (or file_sd_configs, http_sd_configs) is needed"},
@@ -368,8 +368,8 @@ func TestHTTPSDSecretsOnlyFromFiles(t *testing.T) {
 		{"basic_auth: {username: u, password_file: " + filepath.Join(dir, "missing") + "}", "http_sd_configs[0].basic_auth.password_file (line 3): cannot read"},
 		{"basic_auth: {username: u, password_file: " + tok + "}\n    authorization: {credentials_file: " + tok + "}", "http_sd_configs[0] (line 2): at most one of basic_auth, oauth2 & authorization"},
 		{"tls_config: {ca_file: " + tok + "}", "http_sd_configs[0].tls_config (line 3): unable to use specified CA cert"},
-		{"basic_auth: {username: u, pasword_file: x}", "field pasword_file not found"},
-		{"authorisation: {credentials_file: x}", "field authorisation not found"},
+		{"basic_auth: {username: u, pasword_file: x}", `http_sd_configs[0].basic_auth: unknown field "pasword_file" (did you mean password_file?)`},
+		{"authorisation: {credentials_file: x}", `http_sd_configs[0]: unknown field "authorisation" (did you mean authorization?)`},
 	} {
 		text := "http_sd_configs:\n  - url: https://sd.internal/redis\n    " + tc.fields + "\n"
 		_, err := Parse([]byte(text))

@@ -81,13 +81,17 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 		{"data size", dataSizeText(p)},
 		{"steps", stepsText(rep.StepPlan)},
 		{"warm-up per step", fmt.Sprintf("%gs", p.WarmupSeconds)},
-		{"bytes written at most", strconv.FormatInt(p.MaxBytes, 10)},
+		{"bytes written at most", iecBytes(p.MaxBytes)},
 		{"key prefix", "`" + MarkdownEscape(p.KeyPrefix) + "`"},
 	}
 	var redisRows, hostRows []mdPair
 	if e := rep.Environment; e != nil {
+		usedMemory := "" // unknown: INFO could not be read
+		if e.Redis.UsedMemory > 0 {
+			usedMemory = iecBytes(e.Redis.UsedMemory)
+		}
 		redisRows = []mdPair{{"version", e.Redis.Version}, {"mode", e.Redis.Mode}, {"os", e.Redis.OS},
-			{"role", e.Redis.Role}, {"used_memory", strconv.FormatInt(e.Redis.UsedMemory, 10)},
+			{"role", e.Redis.Role}, {"used_memory", usedMemory},
 			{"allocator", e.Redis.Allocator}, {"io_threads_active", e.Redis.IOThreads}}
 		hostRows = []mdPair{{"kernel", e.Host.Kernel}, {"transparent huge pages", e.Host.THPEnabled},
 			{"THP defrag", e.Host.THPDefrag}, {"CPU", fmt.Sprintf("%s × %d", e.Host.CPUModel, e.Host.CPUs)},
@@ -104,7 +108,7 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			redisRows = append(redisRows, mdPair{MarkdownEscape(k), "`" + MarkdownEscape(e.Redis.Config[k]) + "`"})
+			redisRows = append(redisRows, mdPair{MarkdownEscape(k), configText(k, e.Redis.Config[k])})
 		}
 		if e.Redis.ConfigNote != "" {
 			redisRows = append(redisRows, mdPair{"config", MarkdownEscape(e.Redis.ConfigNote)})
@@ -125,9 +129,23 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 
 func dataSizeText(p PlanReport) string {
 	if p.DataSizeMax > p.DataSize {
-		return fmt.Sprintf("%d-%d bytes", p.DataSize, p.DataSizeMax)
+		return iecBytes(int64(p.DataSize)) + " to " + iecBytes(int64(p.DataSizeMax))
 	}
-	return fmt.Sprintf("%d bytes", p.DataSize)
+	return iecBytes(int64(p.DataSize))
+}
+
+// configText is a CONFIG GET value as a table cell: the value as Redis
+// gave it, in a code span, but a size in bytes as people read it.
+func configText(name, value string) string {
+	if name == "maxmemory" {
+		if n, err := strconv.ParseInt(value, 10, 64); err == nil && n >= 0 {
+			if n == 0 {
+				return "0 (no limit)"
+			}
+			return iecBytes(n)
+		}
+	}
+	return "`" + MarkdownEscape(value) + "`"
 }
 
 // stepsText describes the ramp and the bounds it had.

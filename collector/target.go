@@ -68,6 +68,7 @@ type Target struct {
 	cfg    TargetConfig
 	client Doer
 	faults *faultlog.Log
+	reach  reachLog // Redis not answering the node's collectors; refreshMu guards it
 	set    *Targets
 	sl     seriesLabels // the values of the target and node labels
 
@@ -223,13 +224,16 @@ func (t *Target) Snapshot() Snapshot {
 // Refresh reads INFO, LATENCY, CONFIG, the Redis process and the host
 // facts the enabled collectors need, evaluates the checks, and replaces the
 // cache. What cannot be read this time is absent from the cache (a stale
-// value would lie), and the collector's error says why.
+// value would lie), and the collector's error says why. Failures are
+// logged once the refresh is over (logRefresh), when it is known whether
+// Redis answered at all.
 func (t *Target) Refresh(ctx context.Context) {
 	t.refreshMu.Lock()
 	defer t.refreshMu.Unlock()
 	on := t.cfg.Enabled
 	s := Snapshot{Time: time.Now(), Errors: map[string]error{}, Durations: map[string]time.Duration{}}
 	var r refreshState
+	var outs []outcome
 	for _, d := range definitions {
 		if d.Kind != KindTarget || !needed(d, on) {
 			continue
@@ -238,9 +242,10 @@ func (t *Target) Refresh(ctx context.Context) {
 		ran, err := d.part.refresh(ctx, t, &s, &r)
 		if ran && on[d.Name] {
 			s.Errors[d.Name], s.Durations[d.Name] = err, time.Since(r.start)
-			t.faults.Observe(d.Name, err, true)
+			outs = append(outs, outcome{d.Name, err})
 		}
 	}
+	t.logRefresh(ctx, r.infoErr, outs)
 
 	s.Info = s.Info.retain(retainedInfo)
 	for i := range s.Checks {

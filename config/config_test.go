@@ -95,8 +95,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(cfg.Targets) == 0 {
-			t.Fatal("a config without targets was accepted")
+		// Targets may all come from the sources (file_sd, http_sd).
+		if len(cfg.Targets) == 0 && len(cfg.FileSD) == 0 && len(cfg.HTTPSD) == 0 {
+			t.Fatal("a config without targets or target sources was accepted")
 		}
 	})
 }

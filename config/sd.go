@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -129,7 +130,14 @@ func ParseGroups(b []byte, asJSON bool) ([]Group, error) {
 		if err := dec.Decode(&groups); err != nil && !errors.Is(err, io.EOF) {
 			var te *yaml.TypeError
 			if errors.As(err, &te) && len(te.Errors) > 0 {
-				return nil, errors.New(strings.TrimSpace(te.Errors[0]))
+				first := strings.TrimSpace(te.Errors[0])
+				var root yaml.Node
+				if yaml.Unmarshal(b, &root) == nil {
+					if msg, ok := unknownField(&root, reflect.TypeFor[[]Group](), first, groupPath); ok {
+						first = msg
+					}
+				}
+				return nil, errors.New(first)
 			}
 			return nil, errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
 		}
@@ -158,6 +166,19 @@ func ParseGroups(b []byte, asJSON bool) ([]Group, error) {
 		}
 	}
 	return groups, nil
+}
+
+// groupPath names a place in a service-discovery document as the other
+// errors of ParseGroups do: "group 2", then the path within it.
+func groupPath(path []any) string {
+	if len(path) == 0 {
+		return ""
+	}
+	i, ok := path[0].(int)
+	if !ok {
+		return fieldName(path)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("group %d.%s", i, fieldName(path[1:])), ".")
 }
 
 // ReadFileSD reads every file the patterns of s match, in name order. An

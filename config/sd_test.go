@@ -86,7 +86,9 @@ func TestParseGroups(t *testing.T) {
 		{`[{"targets": [""]}]`, true, "is not an address"},
 		{`[{"targets": ["a"], "labels": {"0bad": "x"}}]`, true, `"0bad" is not a valid label name`},
 		{`[] []`, true, "data after the JSON list"},
-		{"- targets: [a]\n  lables: {}\n", false, "field lables not found"},
+		{"- targets: [a]\n  lables: {}\n", false, `line 2: group 0: unknown field "lables" (did you mean labels?)`},
+		{"- targets: [a]\n- targets: [b]\n  password: x\n", false, `line 3: group 1: unknown field "password"`},
+		{"lables: {}\n", false, "cannot unmarshal"},
 		{"- targets: [a\n", false, "did not find expected"},
 	} {
 		if _, err := ParseGroups([]byte(tc.text), tc.json); err == nil || !strings.Contains(err.Error(), tc.want) {

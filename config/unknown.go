@@ -19,7 +19,7 @@ import (
 // The decoder stays the judge of what is unknown; this only rewords it.
 
 // yamlUnknownField is yaml.v3's message for an unknown field.
-var yamlUnknownField = regexp.MustCompile(`^line (\d+): field (.*) not found in type \S+$`)
+var yamlUnknownField = regexp.MustCompile(`(?s)^line (\d+): field (.*) not found in type \S+$`)
 
 // passwordSpellings are other names a user may give the password; in a
 // mapping that has password_file they point there.

@@ -23,6 +23,7 @@ func TestUnknownFieldErrors(t *testing.T) {
 		{"http-sd-header.yml", `config: line 6: http_sd_configs[0].http_headers.X-Team: unknown field "value" (did you mean values?)`},
 		{"relabel.yml", `config: line 5: relabel_configs[0]: unknown field "sourcelabels" (did you mean source_labels?)`},
 		{"not-close.yml", `config: line 6: targets[0]: unknown field "team"`},
+		{"newline-key.yml", `config: line 4: targets[0]: unknown field "ad\nr" (did you mean addr?)`},
 		{"global-labels.yml", `config: line 3: global: unknown field "labels"`},
 		{"password.yml", `config: line 5: targets[0]: password is not read from the config file; put it in a file and name it with password_file`},
 		{"sentinel-password.yml", `config: line 7: targets[0].sentinel: password is not read from the config file; put it in a file and name it with password_file`},

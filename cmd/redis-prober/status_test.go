@@ -3,11 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"html"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -188,19 +195,172 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Logf("DOM:\n%s\ndetail:\n%s", dom, detail)
 	}
 
+	dir := artifactsDir(t)
+	for name, url := range map[string]string{"status-page.png": p.url + "/", "status-detail.png": p.url + "/?target=" + srv.Addr()} {
+		screenshot(t, bin, filepath.Join(dir, name), 1600, url)
+	}
+
+	// The page fits the window, with no horizontal scrolling: a laptop's
+	// 1280 and 1400 px and a phone's 390. The failing checks and the last
+	// error (the down node's "connection refused", the longest text in
+	// the table) are inside it, and no word of an error is broken.
+	frames := frameServer(t, p.url)
+	for _, width := range []int{1280, 1400, 390} {
+		t.Run(fmt.Sprintf("width=%d", width), func(t *testing.T) {
+			f := measureFit(t, bin, frames, "/", width, filepath.Join(dir, fmt.Sprintf("status-page-%d.png", width)))
+			f.checkNoOverflow(t)
+			var up, down int
+			for _, c := range f.Cells {
+				if c.Width <= 0 || c.Left < 0 || c.Right > f.ClientWidth+0.5 {
+					t.Errorf("%s's %s cell spans x %.0f to %.0f, outside the %.0f px window", c.Target, c.Cell, c.Left, c.Right, f.ClientWidth)
+				}
+				if len(c.Broken) > 0 {
+					t.Errorf("%s's %s cell breaks the words %q across lines: %q", c.Target, c.Cell, c.Broken, c.Text)
+				}
+				switch {
+				case c.Cell == "error" && strings.Contains(c.Text, "connection refused"):
+					down++
+				case c.Cell == "checks" && strings.Contains(c.Text, "latency_monitor"):
+					up++
+				}
+			}
+			if up != 1 || down != 1 {
+				t.Errorf("measured %d failing-checks cells with latency_monitor and %d error cells with connection refused, want 1 each: %+v", up, down, f.Cells)
+			}
+		})
+	}
+	t.Run("detail width=390", func(t *testing.T) {
+		measureFit(t, bin, frames, "/?target="+srv.Addr(), 390, filepath.Join(dir, "status-detail-390.png")).checkNoOverflow(t)
+	})
+}
+
+func artifactsDir(t *testing.T) string {
+	t.Helper()
 	dir := os.Getenv("ARTIFACTS_DIR")
 	if dir == "" {
-		dir = t.TempDir()
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, url := range map[string]string{"status-page.png": p.url + "/", "status-detail.png": p.url + "/?target=" + srv.Addr()} {
-		shot := filepath.Join(dir, name)
-		runChromium(t, bin, "--screenshot="+shot, "--window-size=1600,900", url)
-		st, err := os.Stat(shot)
-		if err != nil || st.Size() < 5000 {
-			t.Fatalf("screenshot %s: %v (size %d)", shot, err, st.Size())
+	return dir
+}
+
+// screenshot saves url as Chromium shows it in a window width px wide.
+func screenshot(t *testing.T, bin, shot string, width int, url string) {
+	t.Helper()
+	runChromium(t, bin, "--screenshot="+shot, fmt.Sprintf("--window-size=%d,900", width), url)
+	st, err := os.Stat(shot)
+	if err != nil || st.Size() < 5000 {
+		t.Fatalf("screenshot %s: %v (size %d)", shot, err, st.Size())
+	}
+	t.Logf("screenshot: %s", shot)
+}
+
+// fitFrame is the page that measures another in a frame of a given
+// width: headless Chromium makes no window narrower than 500 px, and the
+// status page's own policy (no script) must stay as it is served. The
+// frame's document comes through the same origin (frameServer), so this
+// page's script reads its layout and writes the figures into #fit for
+// --dump-dom.
+const fitFrame = `<!DOCTYPE html>
+<html><head><meta charset="utf-8"><style>html { overflow: hidden; } body { margin: 0; } iframe { display: block; border: 0; } #fit { display: none; }</style></head>
+<body><iframe id="frame" width="%d" height="900" data-src="%s"></iframe><pre id="fit"></pre>
+<script>
+const frame = document.getElementById("frame");
+frame.addEventListener("load", () => {
+  const w = frame.contentWindow, d = frame.contentDocument;
+  // A word (up to a space or after a hyphen) of up to 30 characters fits
+  // any cell: one drawn on two lines was broken inside.
+  const broken = (cell) => {
+    const out = [];
+    const walk = d.createTreeWalker(cell, 4 /* NodeFilter.SHOW_TEXT */);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      for (const m of n.data.matchAll(/[^\s-]+-*/g)) {
+        if (m[0].length > 30) continue;
+        const r = d.createRange();
+        r.setStart(n, m.index);
+        r.setEnd(n, m.index + m[0].length);
+        if (new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size > 1) out.push(m[0]);
+      }
+    }
+    return out;
+  };
+  const fit = {clientWidth: d.documentElement.clientWidth, innerWidth: w.innerWidth,
+    scrollWidth: d.documentElement.scrollWidth, cells: []};
+  for (const row of d.querySelectorAll("#targets tr.node")) {
+    for (const [name, sel] of [["checks", "td.checks"], ["error", "td.text"]]) {
+      const cell = row.querySelector(sel);
+      if (!cell) { fit.cells.push({target: row.dataset.target, cell: name, text: "(no cell " + sel + ")"}); continue; }
+      const r = cell.getBoundingClientRect();
+      fit.cells.push({target: row.dataset.target, cell: name, text: cell.textContent.trim(),
+        left: r.left, right: r.right, width: r.width, broken: broken(cell)});
+    }
+  }
+  document.getElementById("fit").textContent = JSON.stringify(fit);
+});
+frame.src = frame.dataset.src;
+</script></body></html>
+`
+
+// frameServer serves fitFrame at /fit?width=&path= and passes every other
+// request through to the prober at url, headers and body untouched.
+func frameServer(t *testing.T, url string) string {
+	t.Helper()
+	target, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
+	mux.HandleFunc("/fit", func(w http.ResponseWriter, r *http.Request) {
+		width, err := strconv.Atoi(r.URL.Query().Get("width"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
 		}
-		t.Logf("screenshot: %s", shot)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, fitFrame, width, html.EscapeString(r.URL.Query().Get("path")))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+type fit struct {
+	ClientWidth, InnerWidth, ScrollWidth float64
+	Cells                                []struct {
+		Target, Cell, Text string
+		Left, Right, Width float64
+		Broken             []string
+	}
+}
+
+// measureFit renders path of the prober behind frames in a frame width
+// px wide, saves a screenshot of it to shot and returns its layout.
+func measureFit(t *testing.T, bin, frames, path string, width int, shot string) fit {
+	t.Helper()
+	page := fmt.Sprintf("%s/fit?width=%d&path=%s", frames, width, neturl.QueryEscape(path))
+	dom := string(runChromium(t, bin, "--dump-dom", fmt.Sprintf("--window-size=%d,900", max(width, 500)), page))
+	m := regexp.MustCompile(`<pre id="fit">([^<]+)</pre>`).FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("no measure in the DOM:\n%s", dom)
+	}
+	var f fit
+	if err := json.Unmarshal([]byte(html.UnescapeString(m[1])), &f); err != nil {
+		t.Fatalf("measure %s: %v", m[1], err)
+	}
+	if f.ClientWidth != float64(width) && f.InnerWidth != float64(width) {
+		t.Fatalf("the frame is %.0f px wide (%.0f inside), want %d", f.InnerWidth, f.ClientWidth, width)
+	}
+	screenshot(t, bin, shot, max(width, 500), page)
+	return f
+}
+
+// checkNoOverflow fails when the document is wider than the window.
+func (f fit) checkNoOverflow(t *testing.T) {
+	t.Helper()
+	if f.ScrollWidth > f.ClientWidth {
+		t.Errorf("the page is %.0f px wide in a %.0f px window (%.0f inside): it scrolls horizontally", f.ScrollWidth, f.InnerWidth, f.ClientWidth)
 	}
 }

@@ -178,7 +178,7 @@ func (p *Page) view(target string, detail bool) statusView {
 		nv := nodeView{Target: n.Target, Node: n.Node, Endpoint: n.Endpoint, Objective: fmtLatency(n.Objective),
 			ReadOnly: n.ReadOnly, DetailURL: "/?target=" + url.QueryEscape(n.Target),
 			All:      rowOf(n.All, n.Objective),
-			Spark:    sparkOf(n.Spark, n.Objective, 120, 24),
+			Spark:    sparkOf(n.Spark, n.Objective, 100, 24),
 			BigSpark: sparkOf(n.Spark, n.Objective, 600, 90)}
 		switch n.Up {
 		case history.UpYes:

@@ -125,6 +125,12 @@ func (b *Bursts) RunTarget(ctx context.Context, t Target, control *redis.Client)
 		case <-ctx.Done():
 			return
 		}
+		if ctx.Err() != nil {
+			// Both were ready and select took the slot: a burst not
+			// started is no burst, not one skipped as cancelled.
+			<-b.slots
+			return
+		}
 		b.runOnce(ctx, t, burster, plan)
 		<-b.slots
 		// The next burst is an interval after this one started, never

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,5 +140,69 @@ func TestStaggerOffsetSpreadsTargets(t *testing.T) {
 	}
 	if len(seen) != 4 {
 		t.Fatalf("offsets collide: %v", seen)
+	}
+}
+
+// A burst cut because its target stops says why: the target was removed
+// (by a reload or its file_sd/http_sd source), changed by a reload (it
+// restarts with the new settings), or the prober is stopping. Its keys
+// are deleted all the same.
+func TestBurstCancelSaysWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		end        func(e *Engine, ctx context.Context, tg Target, stop func())
+	}{
+		{"removed", "the target was removed", func(e *Engine, ctx context.Context, _ Target, _ func()) {
+			e.Apply(ctx, Config{CleanupTimeout: 3 * time.Second})
+		}},
+		{"changed", "the target was changed by a reload", func(e *Engine, ctx context.Context, tg Target, _ func()) {
+			tg.ConnectInterval *= 2
+			e.Apply(ctx, Config{Targets: []Target{tg}, CleanupTimeout: 3 * time.Second})
+		}},
+		{"stopping", "the prober is stopping", func(_ *Engine, _ context.Context, _ Target, stop func()) { stop() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			logs := &lockedBuffer{}
+			reg := prometheus.NewRegistry()
+			m := prober.NewMetrics(reg)
+			svc := NewBursts(testBurstsConfig(300*time.Millisecond, 30*time.Second),
+				slog.New(slog.NewTextHandler(logs, nil)), m, burst.NewMetrics(reg))
+			e := NewWithMetrics(m, quietLogger(), svc)
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan struct{})
+			tg := testTarget(t, srv)
+			go func() {
+				defer close(done)
+				e.Run(ctx, Config{Targets: []Target{tg}, CleanupTimeout: 3 * time.Second})
+			}()
+			stop := func() {
+				cancel()
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					t.Fatal("engine did not stop within 10s")
+				}
+			}
+			defer stop()
+			waitFor(t, 10*time.Second, "burst keys", func() bool {
+				return len(srv.Keys(t.Context(), "redis-prober:*burst:*")) > 10
+			})
+			tc.end(e, ctx, tg, stop) // returns once the old target's loops are over
+			line := ""
+			for _, l := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(l, `msg="burst aborted"`) && strings.Contains(l, "reason=cancelled") {
+					line = l
+					break
+				}
+			}
+			if want := `reason=cancelled detail="` + tc.want + `"`; !strings.Contains(line, want) {
+				t.Errorf("the burst's line %q does not say %s; log:\n%s", line, want, logs.String())
+			}
+			stop()
+			if keys := srv.Keys(t.Context(), "redis-prober:*"); len(keys) != 0 {
+				t.Errorf("%d keys left, e.g. %s", len(keys), keys[0])
+			}
+		})
 	}
 }

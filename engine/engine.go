@@ -7,6 +7,7 @@ package engine
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -146,7 +147,7 @@ type Engine struct {
 type runningTarget struct {
 	cfg       Target
 	id        string
-	cancel    context.CancelFunc
+	cancel    context.CancelCauseFunc
 	done      chan struct{}
 	discovery *discoveryStats
 }
@@ -201,10 +202,17 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 	}
 	var stopping []*runningTarget
 	for name, rt := range e.running {
-		if t, ok := want[name]; ok && t.identity() == rt.id {
+		t, ok := want[name]
+		switch {
+		case ok && t.identity() == rt.id:
 			continue
+		case parent.Err() != nil:
+			rt.cancel(errStopping)
+		case ok:
+			rt.cancel(errTargetChanged)
+		default:
+			rt.cancel(errTargetRemoved)
 		}
-		rt.cancel()
 		stopping = append(stopping, rt)
 		delete(e.running, name)
 	}
@@ -229,7 +237,7 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 		// connect probes) spread too: hundreds of INFO calls and dials in
 		// one instant would time each other out on a small host.
 		delay := startSpread(n) * time.Duration(i) / time.Duration(max(n, 1))
-		ctx, cancel := context.WithCancel(parent)
+		ctx, cancel := targetContext(parent)
 		rt := &runningTarget{cfg: t, id: t.identity(), cancel: cancel, done: make(chan struct{}), discovery: &discoveryStats{}}
 		e.running[t.Name] = rt
 		go func() {
@@ -241,6 +249,28 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 			}
 			e.runGroup(ctx, t, cfg.CleanupTimeout, rt.discovery)
 		}()
+	}
+}
+
+// Why a target's or node's context ends, as context.Cause tells what runs
+// on it: a burst it cuts says which in its detail.
+var (
+	errStopping        = errors.New("the prober is stopping")
+	errTargetRemoved   = errors.New("the target was removed")
+	errTargetChanged   = errors.New("the target was changed by a reload")
+	errNodeLeft        = errors.New("the node left the target's topology")
+	errTopologyChanged = errors.New("the target's topology changed")
+)
+
+// targetContext is a target's context, cancelled with the cause Apply
+// gives (removed, changed); the end of parent is the prober stopping,
+// whatever parent's own cause (a signal, a plain cancel).
+func targetContext(parent context.Context) (context.Context, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	unwatch := context.AfterFunc(parent, func() { cancel(errStopping) })
+	return ctx, func(cause error) {
+		unwatch()
+		cancel(cause)
 	}
 }
 

@@ -41,7 +41,7 @@ const (
 
 type child struct {
 	spec   nodeSpec
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc
 	done   chan struct{}
 }
 
@@ -64,13 +64,13 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 	}
 	children := map[string]*child{}
 	stop := func(c *child) {
-		c.cancel()
+		c.cancel(errNodeLeft)
 		<-c.done
 		e.metrics.ForgetNode(t.Name, c.spec.node)
 	}
 	defer func() {
 		for _, c := range children {
-			c.cancel()
+			c.cancel(context.Cause(ctx)) // the node stops as its target does
 		}
 		for _, c := range children {
 			<-c.done
@@ -152,7 +152,7 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 			if len(specs) > 1 && t.Probe.Rate > 0 {
 				nt.Probe.Offset += time.Duration(float64(time.Second) / t.Probe.Rate * float64(i) / float64(len(specs)))
 			}
-			cctx, cancel := context.WithCancel(ctx)
+			cctx, cancel := context.WithCancelCause(ctx)
 			c := &child{spec: s, cancel: cancel, done: make(chan struct{})}
 			children[s.key()] = c
 			go func() {
@@ -182,11 +182,11 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 // MOVED or ASK reply ends the node at once. It returns what the check found,
 // or nil for "ask again".
 func (e *Engine) runSingle(ctx context.Context, t Target, s nodeSpec, d discoverer, interval, cleanupTimeout time.Duration, problems *spellLog) []nodeSpec {
-	nctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	nctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	onError := func(err error) {
 		if isMoved(err) {
-			cancel()
+			cancel(errTopologyChanged)
 		}
 	}
 	var found []nodeSpec // written and read on this goroutine: the task runs on it
@@ -205,7 +205,7 @@ func (e *Engine) runSingle(ctx context.Context, t Target, s nodeSpec, d discover
 		}
 		if len(specs) != 1 || specs[0].key() != s.key() {
 			found = specs
-			cancel()
+			cancel(errTopologyChanged)
 		}
 	}}
 	nt := t

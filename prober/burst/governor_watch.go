@@ -2,6 +2,7 @@ package burst
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -31,7 +32,7 @@ func (l *burstLoad) monitor(ctx context.Context, done <-chan struct{}) {
 		case <-done:
 			return
 		case <-ctx.Done():
-			l.stop(Decision{Outcome: OutcomeAborted, Reason: ReasonCancelled, Detail: "the prober is stopping"}, "")
+			l.stop(Decision{Outcome: OutcomeAborted, Reason: ReasonCancelled, Detail: cancelDetail(ctx)}, "")
 			return
 		case <-t.C:
 		}
@@ -103,4 +104,15 @@ func (l *burstLoad) watchServer(ctx context.Context, done <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// cancelDetail says why ctx ended under a burst: the cause its canceller
+// gave (the engine's "the target was removed", "the target was changed by
+// a reload", "the prober is stopping"; a signal's), or that the prober is
+// stopping when it gave none.
+func cancelDetail(ctx context.Context) string {
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) && !errors.Is(c, context.DeadlineExceeded) {
+		return c.Error()
+	}
+	return "the prober is stopping"
 }

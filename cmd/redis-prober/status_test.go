@@ -162,8 +162,10 @@ func TestStatusPageInBrowser(t *testing.T) {
 		`<td class="name down">down</td>`,
 		`connection refused`,
 		`<svg class="spark"[^>]*>`,
-		// The current minute's p99 is the sparkline's first point.
+		// The current minute's p99 is the sparkline's first point, and
+		// the blank rest says the line gains one point a minute.
 		`<svg class="spark"[^>]*><title>p99 per minute[^<]*</title>.*?<circle `,
+		`<svg class="spark"[^>]*><title>p99 per minute[^<]*</title>[^\n]*?<text [^>]*>1 point a minute</text></svg>`,
 		`p99, last hour`,
 		// The Redis node's last burst (outcome, ops/s, p99, when), last
 		// change (kind, when, the slowest command's p99 before → after)

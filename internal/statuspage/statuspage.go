@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -350,8 +351,19 @@ type sparkView struct {
 	HasObjective bool
 	ObjectiveY   string
 	Empty        bool
-	TextY        int
+	// Note is the text in the blank part of a sparkline whose points are
+	// all recent (sparkNoteMinutes).
+	Note            string
+	TextY, FontSize int
 }
+
+// sparkNoteMinutes: while every point of a sparkline is within its last
+// sparkNoteMinutes minutes (a node probed for less time than that, or
+// answering again after a long gap), most of it is blank, and in the first
+// minute its one point (this minute so far) is a dot at the right edge. A
+// note in the blank then says that the line gains one point a minute; on
+// the small sparkline it ends before those minutes' points begin.
+const sparkNoteMinutes = 8
 
 type sparkDot struct{ X, Y string }
 
@@ -360,7 +372,7 @@ type sparkDot struct{ X, Y string }
 // point (or the objective, when that is higher, so a flat line under the
 // objective reads as fine). Gaps stay gaps.
 func sparkOf(points []time.Duration, objective time.Duration, w, h int) sparkView {
-	v := sparkView{W: w, H: h, TextY: h/2 + 4}
+	v := sparkView{W: w, H: h, TextY: h/2 + 4, FontSize: max(9, h/8)}
 	var top time.Duration
 	var n int
 	var last time.Duration
@@ -377,13 +389,17 @@ func sparkOf(points []time.Duration, objective time.Duration, w, h int) sparkVie
 		return v
 	}
 	v.Label = fmt.Sprintf("p99 per minute over the last hour, the last point this minute so far: highest %s, last %s", fmtLatency(top), fmtLatency(last))
+	if first := slices.IndexFunc(points, func(p time.Duration) bool { return p > 0 }); first >= len(points)-sparkNoteMinutes {
+		v.Note = "1 point a minute"
+	}
 	scale := top
 	if objective > 0 && objective <= 2*top {
 		scale = max(scale, objective)
 		v.HasObjective = true
 		v.ObjectiveY = coord(y(objective, scale, h))
 	}
-	step := float64(w-2) / float64(max(len(points)-1, 1))
+	// From x = 2 to w-2, so a dot (r = 2) at either end is whole.
+	step := float64(w-4) / float64(max(len(points)-1, 1))
 	var seg []string
 	flush := func() {
 		switch len(seg) {
@@ -401,7 +417,7 @@ func sparkOf(points []time.Duration, objective time.Duration, w, h int) sparkVie
 			flush()
 			continue
 		}
-		seg = append(seg, coord(1+float64(i)*step)+","+coord(y(p, scale, h)))
+		seg = append(seg, coord(2+float64(i)*step)+","+coord(y(p, scale, h)))
 	}
 	flush()
 	return v

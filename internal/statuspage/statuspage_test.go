@@ -131,8 +131,50 @@ func TestSparkline(t *testing.T) {
 	if !s.HasObjective {
 		t.Error("objective within twice the top is drawn")
 	}
-	if e := sparkOf(make([]time.Duration, 60), 0, 120, 24); !e.Empty || len(e.Lines) != 0 {
+	if e := sparkOf(make([]time.Duration, 60), 0, 120, 24); !e.Empty || len(e.Lines) != 0 || e.Note != "" {
 		t.Errorf("empty spark = %+v", e)
+	}
+	if s.Note != "" {
+		t.Errorf("a sparkline with points from 55 minutes ago has the note %q", s.Note)
+	}
+}
+
+// In its first minutes a sparkline says that it gains one point a minute:
+// at first its one point, this minute so far, is a dot at the right edge
+// and the rest is blank.
+func TestSparklineFirstMinutes(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		first        int // index of the first point of 61 (the 61st: this minute so far)
+		note         bool
+		lines, dots  int
+		lastX, lastY string
+	}{
+		{"first minute", 60, true, 0, 1, "98.0", "2.0"},
+		{"second minute", 59, true, 1, 0, "", ""},
+		{"eighth minute", 53, true, 1, 0, "", ""},
+		{"ninth minute", 52, false, 1, 0, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pts := make([]time.Duration, history.RecentSparkPoints+1)
+			for i := tc.first; i < len(pts); i++ {
+				pts[i] = time.Millisecond
+			}
+			s := sparkOf(pts, 0, 100, 24)
+			if (s.Note == "1 point a minute") != tc.note || len(s.Lines) != tc.lines || len(s.Dots) != tc.dots {
+				t.Errorf("spark = %+v, want note %v, %d lines, %d dots", s, tc.note, tc.lines, tc.dots)
+			}
+			if tc.dots > 0 && (s.Dots[0].X != tc.lastX || s.Dots[0].Y != tc.lastY) {
+				t.Errorf("dot at %s,%s, want %s,%s: whole (r = 2) in the top right corner", s.Dots[0].X, s.Dots[0].Y, tc.lastX, tc.lastY)
+			}
+			var buf bytes.Buffer
+			if err := statusTemplate.ExecuteTemplate(&buf, "spark", s); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(buf.String(), `fill="#888">1 point a minute</text>`); got != tc.note {
+				t.Errorf("rendered note %v, want %v:\n%s", got, tc.note, buf.String())
+			}
+		})
 	}
 }
 

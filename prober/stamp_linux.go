@@ -44,12 +44,16 @@ type stampConn struct {
 	readFn      func(fd uintptr) bool
 	drainFn     func(fd uintptr)
 	pollFn      func(fd uintptr)
+	pollFn0     func(fd uintptr)
 	pfd         [1]unix.PollFd
 	ts          unix.Timespec
 	got         bool
 	// readDead is the read deadline in force (Unix nanoseconds, 0 for
 	// none), for the fast wait; a stop sets it from another goroutine.
 	readDead atomic.Int64
+	// load: a burst connection, whose reads never wait in the probes'
+	// blocking ppoll slot (fastSlots).
+	load bool
 }
 
 // enableStamps turns kernel timestamping on for a connected TCP socket. The
@@ -78,6 +82,7 @@ func enableStamps(c net.Conn) (*stampConn, error) {
 	s.readFn = s.recv
 	s.drainFn = s.drain
 	s.pollFn = s.poll
+	s.pollFn0 = s.recvNow
 	return s, nil
 }
 
@@ -150,11 +155,15 @@ func (s *stampConn) poll(fd uintptr) {
 
 func (s *stampConn) Read(b []byte) (int, error) {
 	s.buf, s.n, s.oobn, s.err, s.got = b, 0, 0, nil, false
-	select {
-	case fastSlots <- struct{}{}:
-		_ = s.rc.Control(s.pollFn)
-		<-fastSlots
-	default:
+	if !s.load {
+		select {
+		case fastSlots <- struct{}{}:
+			_ = s.rc.Control(s.pollFn)
+			<-fastSlots
+		default:
+		}
+	} else {
+		_ = s.rc.Control(s.pollFn0)
 	}
 	if !s.got {
 		if err := s.rc.Read(s.readFn); err != nil {
@@ -175,6 +184,15 @@ func (s *stampConn) Read(b []byte) (int, error) {
 		s.ex.rx = false
 	}
 	return s.n, nil
+}
+
+// recvNow reads what is there already without waiting: a burst's replies
+// are often in the socket by the time it reads (a pipeline, a backlog),
+// and then the netpoller need not be asked.
+func (s *stampConn) recvNow(fd uintptr) {
+	if s.recv(fd) {
+		s.got = true
+	}
 }
 
 // recv is one non-blocking recvmsg; false asks the netpoller to wait for

@@ -6,7 +6,11 @@ import "net"
 
 // stampConn has no kernel timestamps off Linux: probes there read the
 // prober's own clock (ClockUser).
-type stampConn struct{ net.Conn }
+type stampConn struct {
+	net.Conn
+	load bool
+	ex   exchange
+}
 
 func enableStamps(net.Conn) (*stampConn, error) { return nil, errNoStamps }
 

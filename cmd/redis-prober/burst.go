@@ -61,11 +61,13 @@ func addStepFlags(g flagGroup, prefix, maxSteps string, f *burstcli.StepFlags) {
 	n := func(s string) string { return prefix + s }
 	f.Prefix = prefix
 	typedVar(g, n("step-start"), "Rate of the first step (ops/s).", "1000", &f.Start, parseFloat)
-	typedVar(g, n("step-increase"), "Rate added at every step (ops/s).", "1000", &f.Increase, parseFloat)
+	typedVar(g, n("step-factor"), "Growth of the rate at every step of the ramp, before the first confirmed miss.", "2", &f.Factor, parseFloat)
+	typedVar(g, n("step-precision"), "The bisection after the ramp ends when the lowest miss is within this share of the highest pass.", "0.05", &f.Precision, parseFloat)
 	typedVar(g, n("step-max-rate"), "Highest rate to try (0: no ceiling).", "0", &f.MaxRate, parseFloat)
-	typedVar(g, n("step-duration"), "Measured length of each step.", "10s", &f.Duration, parseSeconds)
-	typedVar(g, n("step-max-steps"), "Most steps to run (0: no fixed number; the ramp goes on until a step misses the objective, "+
-		"or the rate ceiling, the bytes bound or the longest test time is reached).", maxSteps, &f.MaxSteps, parseInt)
+	typedVar(g, n("step-duration"), "Measured length of each step.", "2s", &f.Duration, parseSeconds)
+	typedVar(g, n("step-max-time"), "Longest the whole search may last, every step with its warm-up.", "2m", &f.MaxTime, parseDuration)
+	typedVar(g, n("step-max-steps"), "Most steps to run (0: no fixed number; the search goes on until it finds the knee, "+
+		"or the rate ceiling, the bytes bound or the longest time is reached).", maxSteps, &f.MaxSteps, parseInt)
 	typedVar(g, n("objective"), "The p99 a step must stay under.", "5ms", &f.Objective, parseDuration)
 	typedVar(g, n("step-max-errors"), "The error ratio a step must stay under.", "0.001", &f.MaxErrors, parseFloat)
 }

@@ -74,7 +74,7 @@ func TestBurstCommandEndToEnd(t *testing.T) {
 func TestBurstCommandStepReport(t *testing.T) {
 	srv := redistest.Start(t)
 	dir := t.TempDir()
-	code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--step", "--step-start=500", "--step-increase=500",
+	code, stdout, stderr := runBurst(t, "--redis.addr="+srv.URL(), "--step", "--step-start=500", "--step-factor=2",
 		"--step-duration=1", "--step-max-steps=2", "--objective=1s", "--abort-p99=0", "--warmup=0", "--clients=2",
 		"--report="+filepath.Join(dir, "capacity.md"), "--json-out-file="+filepath.Join(dir, "capacity.json"))
 	if code != 0 {
@@ -84,7 +84,7 @@ func TestBurstCommandStepReport(t *testing.T) {
 	// governor's p99 abort is off too, and 1 s steps are saturated only by a
 	// stall of 111 ms at their end): the answer is the ramp's ceiling, a lower bound.
 	if !strings.Contains(stdout, "STEP LOAD") || !strings.Contains(stdout, "Capacity: at least ") ||
-		!strings.Contains(stdout, "not the server's (stopped: max-steps)") {
+		!strings.Contains(stdout, "not at the server's knee") || !strings.Contains(stdout, "lag p99 ms") {
 		t.Fatalf("stdout:\n%s", stdout)
 	}
 	var rep report.Report
@@ -195,9 +195,13 @@ func TestBurstStepDefaultRamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, bound := sp.Steps(time.Second)
-	if top := sp.Start + float64(n-1)*sp.Increase; top < 100000 || bound != "time" {
-		t.Fatalf("the default ramp stops at %.0f ops/s (%s)", top, bound)
+	// Issue 24: a geometric ramp (×2 from 1,000) reaches a million ops/s in
+	// ten steps, and the whole search is bounded by 2 minutes.
+	if sp.Factor != 2 || sp.MaxTime != 2*time.Minute || sp.Precision != 0.05 {
+		t.Fatalf("default search: %+v", sp)
+	}
+	if n, bound := sp.Steps(time.Second); n < 30 || bound != "time" {
+		t.Fatalf("the default search has %d steps (%s)", n, bound)
 	}
 	if d := sp.Duration(time.Second); d > burst.CLILimits.MaxTestTime {
 		t.Fatalf("the default ramp may run %v, beyond %v", d, burst.CLILimits.MaxTestTime)
@@ -231,7 +235,7 @@ func TestBurstCommandTrials(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	lineOf := regexp.MustCompile(`(?m)^trial (\d) of 3: completed, [\d,]+ ops/s, p50 [\d.]+ ms, p99 [\d.]+ ms, p99\.9 [\d.]+ ms$`)
+	lineOf := regexp.MustCompile(`(?m)^trial (\d) of 3: completed, [\d,]+ ops/s, p50 [\d.]+ ms, p99 [\d.]+ ms, p99\.9 [\d.]+ ms \((kernel|mixed|user) clock\); client: lag p99 [\d.]+ ms, [\d.]+ CPU`)
 	lines := lineOf.FindAllStringSubmatch(stdout, -1)
 	if len(lines) != 3 || lines[0][1] != "1" || lines[2][1] != "3" {
 		t.Fatalf("want a line per trial, got %q in:\n%s", lines, stdout)

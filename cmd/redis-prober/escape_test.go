@@ -82,7 +82,7 @@ func TestCompareEscapesControlCharactersFromReports(t *testing.T) {
 // The burst's tables print command names and environment values.
 func TestReportRenderingEscapesControlCharacters(t *testing.T) {
 	rep := synthetic(0, 1, "everysec")
-	rep.StepPlan = &report.StepPlanReport{Start: 1000, Increase: 1000, StepSeconds: 1, MaxSteps: 2, ObjectiveSeconds: 0.001}
+	rep.StepPlan = &report.StepPlanReport{Start: 1000, Factor: 2, Precision: 0.05, StepSeconds: 1, MaxSteps: 2, ObjectiveSeconds: 0.001}
 	rep.Capacity = &report.CapacityReport{Stop: "objective\x1b[2J"}
 	rep.Environment.Redis.Role = "master\x1b]0;x\x07"
 	rep.Environment.Redis.Config["maxmemory\x1b[1m"] = "0\r\n"

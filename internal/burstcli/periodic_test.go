@@ -17,7 +17,7 @@ func runDefaults() Periodic {
 		Plan: PlanFlags{Prefix: "burst.", Clients: 4, Pipeline: 1, Ratio: "1:10", DataSize: 32, KeyMax: 9999, KeyPattern: "R:R",
 			KeyZipfExp: 1, TestTime: 10 * time.Second, Rate: 2000, Warmup: time.Second, MaxBytes: 16 << 20, Timeout: time.Second,
 			AbortP99: 20 * time.Millisecond, MaxErrors: 0.01, Headroom: 0.2, MaxServerOps: 50000},
-		Steps: StepFlags{Prefix: "burst.", Start: 1000, Increase: 1000, Duration: 10 * time.Second, MaxSteps: 20,
+		Steps: StepFlags{Prefix: "burst.", Start: 1000, Factor: 2, Precision: 0.05, Duration: 10 * time.Second, MaxTime: 2 * time.Minute, MaxSteps: 20,
 			Objective: 5 * time.Millisecond, MaxErrors: 0.001}}
 }
 

@@ -105,21 +105,24 @@ func fieldUsage(prefix string, err error) error {
 // StepFlags are the values of the flags that shape a step-load capacity
 // search.
 type StepFlags struct {
-	Prefix                   string
-	Start, Increase, MaxRate float64
-	Duration                 time.Duration
-	MaxSteps                 int
-	Objective                time.Duration
-	MaxErrors                float64
+	Prefix                            string
+	Start, Factor, Precision, MaxRate float64
+	Duration, MaxTime                 time.Duration
+	MaxSteps                          int
+	Objective                         time.Duration
+	MaxErrors                         float64
 }
 
 // Plan validates the flags into a search bounded, in all, by the longest
 // test time of limits.
 func (f *StepFlags) Plan(limits burst.Limits, warmup time.Duration) (burst.StepPlan, error) {
-	sp := burst.StepPlan{Start: f.Start, Increase: f.Increase, MaxRate: f.MaxRate, StepTime: f.Duration,
-		MaxSteps: f.MaxSteps, MaxTime: limits.MaxTestTime, Objective: f.Objective, MaxErrorRatio: f.MaxErrors}
+	sp := burst.StepPlan{Start: f.Start, Factor: f.Factor, Precision: f.Precision, MaxRate: f.MaxRate, StepTime: f.Duration,
+		MaxSteps: f.MaxSteps, MaxTime: f.MaxTime, Objective: f.Objective, MaxErrorRatio: f.MaxErrors}
 	if err := sp.Validate(); err != nil {
 		return sp, fieldUsage(f.Prefix, err)
+	}
+	if sp.MaxTime > limits.MaxTestTime {
+		return sp, usage.Errorf("--%sstep-max-time: %v must be at most %v", f.Prefix, sp.MaxTime, limits.MaxTestTime)
 	}
 	if n, _ := sp.Steps(warmup); n < 1 {
 		return sp, usage.Errorf("--%sstep-duration: %v with the warm-up %v must be at most %v", f.Prefix, sp.StepTime, warmup, limits.MaxTestTime)

@@ -72,7 +72,8 @@ func writeTrialStats(w io.Writer, i, n int, r *burst.Result, pcts []float64) err
 }
 
 // trialLine sums up one run: "trial 2 of 5: completed, 41234 ops/s, p50
-// 0.335 ms, p99 1.263 ms, p99.9 2.100 ms".
+// 0.335 ms, p99 1.263 ms, p99.9 2.100 ms (kernel clock); client: lag p99
+// 0.020 ms, 0.31 CPU".
 func trialLine(i, n int, r *burst.Result) string {
 	head := fmt.Sprintf("trial %d of %d: %s", i, n, r.Outcome)
 	if r.Outcome != burst.OutcomeCompleted {
@@ -81,8 +82,13 @@ func trialLine(i, n int, r *burst.Result) string {
 	if r.Total == nil || r.Total.Ops == 0 {
 		return head
 	}
-	return fmt.Sprintf("%s, %.0f ops/s, p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms", head, r.OpsPerSec(),
-		msOf(r.Total.Quantile(0.5)), msOf(r.Total.Quantile(0.99)), msOf(r.Total.Quantile(0.999)))
+	line := fmt.Sprintf("%s, %.0f ops/s, p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms (%s clock); client: lag p99 %.3f ms, %.2f CPU",
+		head, r.OpsPerSec(), msOf(r.Total.Quantile(0.5)), msOf(r.Total.Quantile(0.99)), msOf(r.Total.Quantile(0.999)),
+		r.Clock(), msOf(r.LagQuantile(0.99)), r.ClientCPU)
+	if r.Plan.Rate > 0 && r.Achieved() < 0.9 {
+		line += fmt.Sprintf(", client-bound: %.0f%% of %.0f ops/s delivered", 100*r.Achieved(), r.Plan.Rate)
+	}
+	return line
 }
 
 // writeTrialSummary prints the median and range over the completed runs of

@@ -51,7 +51,7 @@ var proberArgs = []string{
 	"--burst.rate=600",
 	"--burst.warmup=0s",
 	"--burst.step-start=200",
-	"--burst.step-increase=200",
+	"--burst.step-factor=2",
 	"--burst.step-duration=500ms",
 	"--burst.step-max-steps=3",
 	// Change markers: a CONFIG SET during the run is seen within half a

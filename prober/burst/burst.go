@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"log/slog"
 	"net"
 	"os"
@@ -50,6 +51,13 @@ type Runner struct {
 	// beforeCleanup is a test seam: it runs with the load over and the
 	// burst's keys still in place.
 	beforeCleanup func()
+	// stall is a test seam: it runs before each batch is claimed, a
+	// client that cannot keep its schedule.
+	stall func()
+	// stampOverUser counts stamped requests charged more than the
+	// prober's own clock read for them: none, unless stamps are matched
+	// to the wrong request (the tests read it).
+	stampOverUser atomic.Int64
 }
 
 // Result is the outcome and the figures of one burst.
@@ -74,6 +82,58 @@ type Result struct {
 	Interrupted  int64 // requests cut short by an abort or a cancel, not counted
 	KeysDeleted  int64 // keys named in UNLINKs at cleanup
 	CleanupError string
+
+	// Lag is the client's own schedule lag of the measured requests: how
+	// much later than it could have (its due time, or its connection's
+	// previous reply) the prober sent each. It is never in the latency.
+	Lag *hdrhistogram.Histogram
+	// Stamped counts the measured requests timed by the kernel's stamps;
+	// the rest (Total.Ops - Stamped) were timed by the prober's clock.
+	Stamped int64
+	// ClientCPU is the CPU the prober's process used during the load, in
+	// cores (1.0: one core all the time), whatever else it did meanwhile.
+	ClientCPU float64
+}
+
+// Clock names what timed the burst's requests: "kernel" (every measured
+// request by its kernel stamps), "user" (none: the prober's own clock) or
+// "mixed".
+func (r *Result) Clock() string {
+	switch {
+	case r.Total == nil || r.Total.Ops == 0 || r.Stamped == 0:
+		return "user"
+	case r.Stamped >= r.Total.Ops:
+		return "kernel"
+	}
+	return "mixed"
+}
+
+// clientLagLimit is the schedule lag p99 beyond which a client did not keep
+// its schedule: a millisecond is what Go's own timers miss by.
+const clientLagLimit = time.Millisecond
+
+// KeptSchedule tells whether the client delivered its rate (90 %) with a
+// lag p99 of at most a millisecond; when it did not, the run says so
+// (client-bound), and its latency, which leaves the lag out, still holds.
+func (r *Result) KeptSchedule() bool {
+	return r.Achieved() >= minAchieved && r.LagQuantile(0.99) <= clientLagLimit
+}
+
+// LagQuantile is the schedule lag at q.
+func (r *Result) LagQuantile(q float64) time.Duration {
+	if r.Lag == nil || r.Lag.TotalCount() == 0 {
+		return 0
+	}
+	return time.Duration(r.Lag.ValueAtPercentile(q * 100))
+}
+
+// Achieved is the measured throughput as a share of the plan's rate (1
+// when unpaced).
+func (r *Result) Achieved() float64 {
+	if r.Plan.Rate <= 0 {
+		return 1
+	}
+	return r.OpsPerSec() / r.Plan.Rate
 }
 
 // OpsPerSec is the measured throughput.
@@ -173,10 +233,14 @@ func (b *Runner) cleanup(ctx context.Context, plan Plan, written *writtenKeys, r
 
 // burstLoad is the shared state of one running load.
 type burstLoad struct {
-	b           *Runner
-	plan        Plan
-	written     *writtenKeys
-	pacer       *prober.Timetable // the slots of the total rate, counted from t0
+	b       *Runner
+	plan    Plan
+	written *writtenKeys
+	pacer   *prober.Timetable // the slots of the total rate, counted from t0
+	// slots carries the paced slots from the dispatcher to the clients,
+	// oldest first (nil when unpaced: clients claim from pacer at once).
+	slots       chan int64
+	dispatched  atomic.Int64 // the next slot the dispatcher will hand out
 	t0          time.Time
 	warmEnd     time.Duration // since t0
 	end         time.Duration // since t0
@@ -201,7 +265,7 @@ type burstLoad struct {
 // loadClient is one connection's worker; the governor reads its in-flight
 // batch to charge a stall while it lasts.
 type loadClient struct {
-	inflightFrom atomic.Int64 // intended start of the oldest outstanding request, since t0
+	inflightFrom atomic.Int64 // start of the oldest outstanding request as charged, since t0
 	inflightN    atomic.Int64
 }
 
@@ -279,6 +343,7 @@ func (b *Runner) load(ctx context.Context, plan Plan, written *writtenKeys, res 
 		return
 	}
 
+	cpu0 := processCPU()
 	l.t0 = time.Now()
 	l.warmEnd = plan.Warmup
 	l.end = plan.Duration()
@@ -289,6 +354,11 @@ func (b *Runner) load(ctx context.Context, plan Plan, written *writtenKeys, res 
 	var cw sync.WaitGroup
 	for range conns {
 		l.clients = append(l.clients, &loadClient{})
+	}
+	if plan.Rate > 0 {
+		l.slots = make(chan int64, slotQueue(plan))
+		cw.Add(1)
+		go func() { defer cw.Done(); l.dispatch() }()
 	}
 	for i := range conns {
 		cw.Add(1)
@@ -308,6 +378,9 @@ func (b *Runner) load(ctx context.Context, plan Plan, written *writtenKeys, res 
 	l.stop(Decision{}, "test-time") // no-op when something stopped it already
 
 	res.End = time.Now()
+	if wall := res.End.Sub(l.t0); wall > 0 {
+		res.ClientCPU = float64(processCPU()-cpu0) / float64(wall)
+	}
 	l.mu.Lock()
 	d, bound := l.decision, l.bound
 	l.mu.Unlock()
@@ -323,10 +396,13 @@ func (b *Runner) load(ctx context.Context, plan Plan, written *writtenKeys, res 
 func (l *burstLoad) summarize(res *Result) {
 	res.Total = newCommandStats("totals")
 	res.Commands = nil
+	res.Lag, res.Stamped = newLatencyHist(), 0
 	var lastEnd time.Duration
 	for _, s := range l.shards {
 		s.mu.Lock()
 		lastEnd = max(lastEnd, s.lastEnd)
+		res.Lag.Merge(s.lag)
+		res.Stamped += s.stamped
 		s.mu.Unlock()
 	}
 	for i, name := range l.plan.CommandNames() {

@@ -37,6 +37,14 @@ type loadWorker struct {
 	now      time.Duration // when the batch was claimed, since t0
 	idleFrom time.Duration // when this client began waiting for a slot; -1 when it did not
 	redial   time.Duration // pause before the next dial
+
+	// The kernel's stamps and the ideal schedule, since t0: tx is when the
+	// batch's write left (txOK); vFree is when the connection would have
+	// been free of its previous requests had this client never been late
+	// (their due times plus Redis's wire time; -1 on a new connection),
+	// batchFree its value when the batch went out and vEnd the batch's own.
+	tx, vFree, batchFree, vEnd time.Duration
+	txOK                       bool
 }
 
 func newLoadWorker(l *burstLoad, ci int, lc *loadClient, conn *burstConn, shard *statShard, seq []int) *loadWorker {
@@ -54,6 +62,7 @@ func newLoadWorker(l *burstLoad, ci int, lc *loadClient, conn *burstConn, shard 
 		batch:    make([]sample, plan.Pipeline),
 		intended: make([]time.Duration, plan.Pipeline),
 		idleFrom: -1,
+		vFree:    -1,
 	}
 	if plan.Keys.GetPattern == 'S' && plan.Keys.SetPattern == 'S' {
 		w.writeGen = w.readGen // one walk for both, as memtier's S:S
@@ -105,31 +114,33 @@ func (w *loadWorker) run(ctx context.Context) {
 }
 
 // claim takes up to a pipeline of due slots and sets their intended start
-// times; with none due it waits for the next one and returns 0. It trims
+// times; paced, it waits for the dispatcher's next slot. It trims
 // the batch to the requests bound (which counts measured requests only).
 // ok is false when the load is over.
 func (w *loadWorker) claim() (n int, ok bool) {
 	l, plan := w.l, w.l.plan
+	if l.b.stall != nil {
+		l.b.stall()
+	}
 	now := time.Since(l.t0)
 	if now >= l.end {
 		l.stop(Decision{}, "test-time")
 		return 0, false
 	}
-	first, n, wait := l.pacer.ClaimDue(now, plan.Pipeline)
-	if n == 0 {
-		w.idleFrom = now
-		w.timer.Reset(min(wait, l.end) - now)
-		select {
-		case <-w.timer.C:
-			return 0, true
-		case <-l.stopCh:
+	if l.slots != nil {
+		if n, ok = w.takeSlots(now); !ok {
 			return 0, false
 		}
+		now = time.Since(l.t0)
+	} else {
+		_, n, _ = l.pacer.ClaimDue(now, plan.Pipeline) // unpaced: every slot is due
 	}
 	w.now = now
 	measuredFrom := n
 	for j := range n {
-		w.intended[j] = l.pacer.Due(first+int64(j), now)
+		if l.slots == nil {
+			w.intended[j] = now
+		}
 		if w.intended[j] >= l.warmEnd && measuredFrom == n {
 			measuredFrom = j
 		}
@@ -162,6 +173,7 @@ func (w *loadWorker) connect(ctx context.Context) (dialErr error, ok bool) {
 			return nil, false
 		}
 	}
+	w.vFree = -1
 	if w.conn, dialErr = dialBurst(ctx, l.b.Endpoint, l.plan.Timeout, w.lim, l.register); dialErr != nil {
 		w.conn = nil
 		w.redial = nextRedialPause(w.redial)
@@ -232,12 +244,24 @@ func (w *loadWorker) encode(n int) ([]byte, int) {
 // order, recording each as it comes. A lost stream (or a failed dial,
 // dialErr) fails the rest of the batch alike; it returns that error.
 func (w *loadWorker) exchange(buf []byte, n int, dialErr error) error {
-	w.lc.inflightFrom.Store(int64(w.intended[0]))
+	from := w.intended[0]
+	if w.vFree <= from {
+		// The connection was free at the due time: a late send is this
+		// client's lag, which the governor must not take for Redis's.
+		from = max(from, w.now)
+	}
+	w.lc.inflightFrom.Store(int64(from))
 	w.lc.inflightN.Store(int64(n))
 	ioErr := dialErr
+	w.txOK, w.batchFree, w.vEnd = false, w.vFree, w.vFree
 	if w.conn != nil {
 		w.conn.w = buf
 		ioErr = w.conn.flush()
+		if ioErr == nil && w.conn.stamps != nil {
+			if tx, _, ok := w.conn.stamps.LastWrite(); ok {
+				w.tx, w.txOK = tx.Sub(w.l.t0), true
+			}
+		}
 	}
 	for j := range n {
 		s := &w.batch[j]
@@ -264,11 +288,12 @@ func (w *loadWorker) exchange(buf []byte, n int, dialErr error) error {
 	}
 	w.lc.inflightN.Store(0)
 	w.idleFrom = -1
+	w.vFree = w.vEnd
 	return ioErr
 }
 
-// record finishes request j of the batch: its latency from its intended
-// start, its result, hits and misses, and the recorder when measured.
+// record finishes request j of the batch: its latency, its result, hits
+// and misses, and the recorder when measured.
 func (w *loadWorker) record(s *sample, j int, rn, nils int64, err error) {
 	l := w.l
 	end := time.Since(l.t0)
@@ -279,7 +304,13 @@ func (w *loadWorker) record(s *sample, j int, rn, nils int64, err error) {
 		// charges it, see prober's chargeFrom).
 		start = max(start, w.now)
 	}
-	s.lat = end - start
+	s.lat, s.lag = end-start, max(w.now-w.intended[j], 0)
+	if lat, lag, ok := w.wireTime(j, err); ok {
+		if lat > s.lat {
+			l.b.stampOverUser.Add(1)
+		}
+		s.lat, s.lag, s.stamped = lat, lag, true
+	}
 	s.res = requestResult(err)
 	s.hit, s.miss = w.ops[s.op].hitsOf(rn, nils, err)
 	if w.ops[s.op].hits == hitsBulk && rn > 0 {
@@ -293,4 +324,68 @@ func (w *loadWorker) record(s *sample, j int, rn, nils int64, err error) {
 	if s.measured && !s.interrupted && l.b.Recorder != nil {
 		l.b.Recorder.Record(s.op, s.res, s.lat)
 	}
+}
+
+// wireTime charges request j of the batch by the kernel's stamps, and
+// gives the client's own lateness apart (the schedule lag). It replays the
+// request on an ideal client, one never late: it goes at its due time, or
+// when the connection's previous requests would have been answered if that
+// is later (the connection was busy with Redis: that wait is Redis's,
+// charged from the due time, against coordinated omission), and takes
+// what Redis took on the wire (its write's departure to the arrival of
+// the read that completed its reply). What the real client took beyond
+// the ideal one's start to send it (a late wake-up, a busy host, a backlog
+// of its own making) is lag, never Redis latency. ok is false without
+// trustworthy stamps.
+func (w *loadWorker) wireTime(j int, err error) (lat, lag time.Duration, ok bool) {
+	if err != nil && !isErrorReply(err) || !w.txOK || w.conn == nil {
+		return 0, 0, false
+	}
+	rxAt, _, rxOK := w.conn.stamps.LastRead()
+	if !rxOK {
+		return 0, 0, false
+	}
+	wire := rxAt.Sub(w.l.t0) - w.tx
+	if wire < 0 {
+		return 0, 0, false // an arrival before the request left: not its stamp
+	}
+	intended := w.intended[j]
+	start := max(intended, w.batchFree)
+	lag = max(w.tx-start, 0)
+	w.vEnd = max(w.vEnd, start+wire)
+	return start + wire - intended, lag, true
+}
+
+func isErrorReply(err error) bool {
+	_, ok := err.(resp.ErrorReply)
+	return ok
+}
+
+// takeSlots waits for the next paced slot, and takes as many more as are
+// already due, up to a pipeline; their due times go to w.intended. ok is
+// false when the load is over.
+func (w *loadWorker) takeSlots(now time.Duration) (n int, ok bool) {
+	l := w.l
+	var k int64
+	select {
+	case k = <-l.slots:
+	default:
+		w.idleFrom = now
+		select {
+		case k = <-l.slots:
+		case <-l.stopCh:
+			return 0, false
+		}
+	}
+	w.intended[0] = l.pacer.Due(k, 0)
+	for n = 1; n < l.plan.Pipeline; n++ {
+		select {
+		case k = <-l.slots:
+			w.intended[n] = l.pacer.Due(k, 0)
+			continue
+		default:
+		}
+		break
+	}
+	return n, true
 }

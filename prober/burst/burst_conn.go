@@ -22,6 +22,10 @@ type burstConn struct {
 	r       *resp.Reader
 	w       []byte
 	timeout time.Duration
+	// stamps times the connection's traffic by the kernel (nil where it
+	// gives none: a unix socket, another system): requests are charged
+	// wire time, and the client's own lateness is measured apart.
+	stamps *prober.KernelStamps
 }
 
 // dialBurst opens and authenticates one burst connection. register is
@@ -41,13 +45,17 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 		return nil, err
 	}
 	c := raw
+	var stamps *prober.KernelStamps
+	if sc, ks, err := prober.StampLoad(raw); err == nil {
+		c, stamps = sc, ks
+	}
 	if ep.TLS != nil {
-		c = ep.TLSClient(raw)
+		c = ep.TLSClient(c)
 	}
 	// The codec below trusts lengths no more than go-redis does: the guard
 	// has refused any header over lim before the codec reads it.
 	c = prober.GuardConn(c, lim)
-	bc := &burstConn{c: c, r: resp.NewReader(c, 64<<10), timeout: timeout}
+	bc := &burstConn{c: c, r: resp.NewReader(c, 64<<10), timeout: timeout, stamps: stamps}
 	// Never format the password into an error: only the reply is shown.
 	if step, err := ep.Handshake(bc.roundTrip); err != nil {
 		bc.Close()

@@ -94,10 +94,12 @@ type statShard struct {
 	total   int64                   // measured requests, for the error budget
 	failed  int64                   // errors and timeouts among them
 	lastEnd time.Duration           // end of the last measured reply, since the burst's start
+	lag     *hdrhistogram.Histogram // the client's schedule lag of measured requests
+	stamped int64                   // measured requests timed by the kernel's stamps
 }
 
 func newStatShard(names []string) *statShard {
-	s := &statShard{window: newWindowHist()}
+	s := &statShard{window: newWindowHist(), lag: newLatencyHist()}
 	for _, n := range names {
 		s.cmds = append(s.cmds, newCommandStats(n))
 	}
@@ -109,6 +111,8 @@ type sample struct {
 	op          int // index in the plan's mix
 	res         prober.Result
 	lat         time.Duration
+	lag         time.Duration // the client's own lateness in sending it
+	stamped     bool          // timed by the kernel's stamps
 	end         time.Duration // when the reply came, since the load began
 	hit, miss   int
 	out, in     int64
@@ -141,6 +145,10 @@ func (s *statShard) add(batch []sample) {
 			s.failed++
 		}
 		recordHist(c.Hist, b.lat)
+		recordHist(s.lag, b.lag)
+		if b.stamped {
+			s.stamped++
+		}
 		recordHist(s.window, b.lat)
 		s.total++
 		s.lastEnd = max(s.lastEnd, b.end)

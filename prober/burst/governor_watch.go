@@ -58,7 +58,7 @@ func (l *burstLoad) monitor(ctx context.Context, done <-chan struct{}) {
 					}
 				}
 			}
-			if k, oldest := l.pacer.Overdue(now, g.AbortP99); k > 0 {
+			if k, oldest := l.queuedOverdue(now, g.AbortP99); k > 0 {
 				_ = scratch.RecordValues(min(int64(g.AbortP99+oldest)/2, histHighest), k)
 			}
 		}

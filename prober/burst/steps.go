@@ -6,18 +6,24 @@ import (
 	"time"
 )
 
-// StepPlan is a step-load capacity search: the rate starts at Start and
-// rises by Increase every StepTime until the p99 exceeds Objective, errors
-// exceed MaxErrorRatio, the server cannot keep up, or the governor aborts;
-// or until the search's own bounds (MaxRate, MaxSteps, MaxTime, the plan's
-// bytes) are reached, when every step met the objective and the capacity
-// found is only a lower bound.
+// StepPlan is a step-load capacity search for the knee: the rate starts at
+// Start and grows by Factor each step (a geometric ramp) until a step
+// misses the objective (its p99 above Objective, or errors above
+// MaxErrorRatio); every miss is run once more before it is believed; then
+// the search bisects between the highest rate that met the objective and
+// the lowest confirmed miss until they are within Precision of each other.
+// A step the client could not drive (it sent late and fell short of the
+// rate while Redis still met the objective) ends the search as
+// client-bound: a statement about this host, never about Redis. The
+// search's own bounds (MaxRate, MaxSteps, MaxTime, the plan's bytes) may
+// end it first; the capacity found is then only a lower bound.
 type StepPlan struct {
-	Start    float64
-	Increase float64
-	MaxRate  float64 // 0: no rate ceiling
-	StepTime time.Duration
-	MaxSteps int // 0: no fixed number of steps
+	Start     float64
+	Factor    float64 // the ramp's growth per step, above 1
+	Precision float64 // the bisection ends when the miss is within this share of the pass
+	MaxRate   float64 // 0: no rate ceiling
+	StepTime  time.Duration
+	MaxSteps  int // 0: no fixed number of steps
 	// MaxTime bounds the whole search, every step with its warm-up; 0: none.
 	MaxTime       time.Duration
 	Objective     time.Duration
@@ -25,8 +31,8 @@ type StepPlan struct {
 }
 
 // minAchieved is the share of its target rate a step must reach: below it
-// the server (or the prober) is saturated and the latency of a higher
-// rate would not be measured, only queued.
+// the rate was not delivered, and the step's latency is not that of the
+// rate asked for.
 const minAchieved = 0.9
 
 // Validate checks the search's ranges.
@@ -34,8 +40,10 @@ func (s StepPlan) Validate() error {
 	switch {
 	case s.Start <= 0:
 		return fieldErr("step-start", "%v must be above 0", s.Start)
-	case s.Increase <= 0:
-		return fieldErr("step-increase", "%v must be above 0", s.Increase)
+	case s.Factor <= 1 || s.Factor > 100:
+		return fieldErr("step-factor", "%v must be above 1 and at most 100", s.Factor)
+	case s.Precision <= 0 || s.Precision >= 1:
+		return fieldErr("step-precision", "%v must be above 0 and below 1", s.Precision)
 	case s.MaxRate < 0 || (s.MaxRate > 0 && s.MaxRate < s.Start):
 		return fieldErr("step-max-rate", "%v must be 0 (none) or at least the start rate %v", s.MaxRate, s.Start)
 	case s.StepTime < 100*time.Millisecond:
@@ -44,8 +52,8 @@ func (s StepPlan) Validate() error {
 		return fieldErr("step-max-steps", "%d must be from 0 (no fixed number) to 1000", s.MaxSteps)
 	case s.MaxTime < 0:
 		return fieldErr("step-max-time", "must not be negative")
-	case s.MaxSteps == 0 && s.MaxRate == 0 && s.MaxTime == 0:
-		return fieldErr("step-max-steps", "0 needs another bound: a maximum rate or time")
+	case s.MaxSteps == 0 && s.MaxTime == 0:
+		return fieldErr("step-max-steps", "0 needs another bound: a maximum time")
 	case s.Objective <= 0:
 		return fieldErr("objective", "must be above 0")
 	case s.MaxErrorRatio < 0 || s.MaxErrorRatio > 1:
@@ -55,16 +63,11 @@ func (s StepPlan) Validate() error {
 }
 
 // Steps returns how many steps the search can take at most with a warm-up
-// before each, and the bound that sets it: max-steps, max-rate or time.
+// before each, and the bound that sets it: max-steps or time.
 func (s StepPlan) Steps(warmup time.Duration) (int, string) {
 	n, bound := math.MaxInt, ""
 	if s.MaxSteps > 0 {
 		n, bound = s.MaxSteps, "max-steps"
-	}
-	if s.MaxRate > 0 {
-		if r := int((s.MaxRate-s.Start)/s.Increase) + 1; r <= n {
-			n, bound = r, "max-rate"
-		}
 	}
 	if s.MaxTime > 0 {
 		if t := int(s.MaxTime / (s.StepTime + warmup)); t < n {
@@ -86,7 +89,10 @@ type StepRow struct {
 	Achieved float64 // measured ops/s
 	Passed   bool
 	Why      string // why the step failed, empty when it passed
-	Result   Result
+	// Confirm marks a step that ran a missed rate once more; Knee, the
+	// step whose rate is the capacity found.
+	Confirm, Knee bool
+	Result        Result
 }
 
 // StepResult is the whole search.
@@ -95,9 +101,13 @@ type StepResult struct {
 	Steps    []StepRow
 	Capacity float64 // achieved ops/s of the highest passing step, 0 if none
 	Rate     float64 // target rate of that step
-	// Stop says why the search ended: objective, errors, saturated,
-	// max-rate, max-steps, time, bytes, or the governor's reason.
+	// Stop says why the search ended: objective, errors or saturated (the
+	// knee is found), client-bound, max-rate, max-steps, time, bytes, or the
+	// governor's reason.
 	Stop string
+	// ClientBound is the rate the client could not drive, when it could
+	// not (Stop is client-bound): the search says nothing of Redis above it.
+	ClientBound float64
 	// LowerBound is set when the last step still met the objective: the
 	// search stopped at its own ceiling (Stop is max-rate, max-steps, time
 	// or bytes), not at the server's, which can take at least Capacity.
@@ -137,8 +147,12 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 	var bytes int64
 	final.Outcome, final.Reason = OutcomeCompleted, ReasonNone
 	steps, bound := sp.Steps(plan.Warmup)
-	for i := 0; i < steps; i++ {
-		rate := sp.Start + float64(i)*sp.Increase
+	search := newKneeSearch(sp)
+	for rate := sp.Start; rate > 0; {
+		if len(out.Steps) >= steps {
+			out.Stop = bound
+			break
+		}
 		p := plan
 		p.Rate, p.TestTime, p.Requests = rate, sp.StepTime, 0
 		p.MaxBytes = plan.MaxBytes - bytes
@@ -153,32 +167,48 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 			total.merge(res.Total)
 			elapsed += res.Elapsed
 		}
-		row := StepRow{Rate: rate, Achieved: res.OpsPerSec(), Result: res}
+		row := StepRow{Rate: rate, Achieved: res.OpsPerSec(), Result: res, Confirm: search.confirming}
 		row.Why = stepVerdict(sp, &res)
 		row.Passed = row.Why == ""
 		out.Steps = append(out.Steps, row)
 		if b.Log != nil {
-			b.Log.Info("step", "rate", rate, "achieved", int64(row.Achieved), "p99", p99Of(&res), "passed", row.Passed, "why", row.Why)
+			b.Log.Info("step", "rate", rate, "achieved", int64(row.Achieved), "p99", p99Of(&res),
+				"schedule_lag_p99", res.LagQuantile(0.99), "clock", res.Clock(), "passed", row.Passed, "why", row.Why)
 		}
 		if res.Outcome != OutcomeCompleted {
 			final.Outcome, final.Reason, final.Detail = res.Outcome, res.Reason, res.Detail
 		}
-		if !row.Passed {
+		if row.Passed {
+			out.Capacity, out.Rate = max(out.Capacity, row.Achieved), max(out.Rate, rate)
+			if res.Bound == "bytes" {
+				out.Stop = "bytes"
+				break
+			}
+		}
+		switch row.Why {
+		case "", "objective", "errors", "saturated":
+		case "client-bound":
+			out.Stop, out.ClientBound = row.Why, rate
+		default: // an abort or a failure: the search cannot go on
 			out.Stop = row.Why
+		}
+		if out.Stop != "" {
 			break
 		}
-		out.Capacity, out.Rate = row.Achieved, rate
-		if res.Bound == "bytes" {
-			out.Stop = "bytes"
-			break
-		}
+		rate, out.Stop = search.next(rate, row.Passed, row.Why)
 	}
 	if out.Stop == "" {
 		out.Stop = bound
 	}
-	if n := len(out.Steps); n > 0 && out.Steps[n-1].Passed {
-		out.LowerBound = true
+	for i := len(out.Steps) - 1; i >= 0; i-- {
+		if out.Steps[i].Passed && out.Steps[i].Rate == out.Rate {
+			out.Steps[i].Knee = true
+			break
+		}
 	}
+	// The capacity is a lower bound unless a confirmed miss sits within
+	// the precision above it: the search stopped on its own bound.
+	out.LowerBound = out.Capacity > 0 && out.Stop != "objective" && out.Stop != "errors" && out.Stop != "saturated"
 	final.End = time.Now()
 	if len(out.Steps) > 0 {
 		final.MeasureStart = out.Steps[0].Result.MeasureStart
@@ -202,9 +232,69 @@ func stepVerdict(sp StepPlan, r *Result) string {
 	case r.Total.Quantile(0.99) > sp.Objective:
 		return "objective"
 	case r.OpsPerSec() < minAchieved*r.Plan.Rate:
+		// Redis met the objective, yet the rate was not delivered. Either
+		// the connections were busy with Redis (saturated: the server, or
+		// too few connections for its round trips) or this client sent
+		// late: its lag, which the latency leaves out, tells which.
+		if r.LagQuantile(0.99) > r.Total.Quantile(0.99) {
+			return "client-bound"
+		}
 		return "saturated"
 	}
 	return ""
+}
+
+// kneeSearch chooses the rate of each step: a geometric ramp until a
+// confirmed miss, then bisection between the highest pass and the lowest
+// confirmed miss.
+type kneeSearch struct {
+	sp         StepPlan
+	pass, miss float64 // highest passing rate, lowest confirmed miss (0: none yet)
+	missWhy    string
+	confirming bool // the next step runs a missed rate again
+}
+
+func newKneeSearch(sp StepPlan) *kneeSearch { return &kneeSearch{sp: sp} }
+
+// next takes the outcome of the step at rate and returns the next rate,
+// or 0 and why the search is over.
+func (k *kneeSearch) next(rate float64, passed bool, why string) (float64, string) {
+	switch {
+	case passed:
+		k.pass = max(k.pass, rate)
+		k.confirming = false
+	case !k.confirming:
+		// One miss may be chance (a fork, another client's burst): the
+		// rate runs once more before the miss is believed.
+		k.confirming = true
+		return rate, ""
+	default:
+		k.confirming = false
+		if k.miss == 0 || rate < k.miss {
+			k.miss, k.missWhy = rate, why
+		}
+	}
+	if k.miss == 0 { // still ramping
+		up := rate * k.sp.Factor
+		if k.sp.MaxRate > 0 && up > k.sp.MaxRate {
+			if k.pass >= k.sp.MaxRate {
+				return 0, "max-rate"
+			}
+			up = k.sp.MaxRate
+		}
+		return math.Round(up), ""
+	}
+	if k.pass == 0 {
+		return 0, k.missWhy // the first rate already missed: the knee is below Start
+	}
+	if k.miss <= k.pass*(1+k.sp.Precision) {
+		return 0, k.missWhy
+	}
+	mid := math.Round(math.Sqrt(k.pass * k.miss))
+	if mid <= k.pass || mid >= k.miss {
+		return 0, k.missWhy
+	}
+	return mid, ""
 }
 
 func p99Of(r *Result) time.Duration {

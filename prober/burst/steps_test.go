@@ -13,7 +13,7 @@ import (
 // host's wake-up); an objective of 1 s leaves the tail to the tests of the
 // objective, which set their own.
 func testStepPlan() StepPlan {
-	return StepPlan{Start: 400, Increase: 400, StepTime: time.Second, MaxSteps: 3,
+	return StepPlan{Start: 400, Factor: 1.5, Precision: 0.05, StepTime: time.Second, MaxSteps: 3,
 		Objective: time.Second, MaxErrorRatio: 0.001}
 }
 
@@ -22,7 +22,8 @@ func TestStepLoadStopsAtObjective(t *testing.T) {
 	sp := testStepPlan()
 	sp.Objective = time.Nanosecond
 	res := testRunner(t, srv).RunSteps(t.Context(), testPlan(), sp)
-	if res.Stop != "objective" || len(res.Steps) != 1 || res.Capacity != 0 || res.LowerBound {
+	// The miss is run once more before it is believed: two steps.
+	if res.Stop != "objective" || len(res.Steps) != 2 || !res.Steps[1].Confirm || res.Capacity != 0 || res.LowerBound {
 		t.Fatalf("stop %q after %d steps, capacity %.0f, lower bound %v", res.Stop, len(res.Steps), res.Capacity, res.LowerBound)
 	}
 }
@@ -35,12 +36,9 @@ func TestStepPlanBounds(t *testing.T) {
 		steps int
 		bound string
 	}{
-		{"max steps", StepPlan{Start: 1000, Increase: 1000, StepTime: 10 * time.Second, MaxSteps: 3, MaxTime: time.Hour, Objective: time.Millisecond}, 3, "max-steps"},
-		{"max rate", StepPlan{Start: 1000, Increase: 1000, StepTime: 10 * time.Second, MaxRate: 5000, MaxSteps: 20, Objective: time.Millisecond}, 5, "max-rate"},
-		{"max rate ties max steps", StepPlan{Start: 1000, Increase: 1000, StepTime: 10 * time.Second, MaxRate: 3000, MaxSteps: 3, Objective: time.Millisecond}, 3, "max-rate"},
-		// No fixed number of steps: the ramp goes on for the time bound,
-		// far past 20 steps (20k ops/s).
-		{"time", StepPlan{Start: 1000, Increase: 1000, StepTime: 10 * time.Second, MaxTime: time.Hour, Objective: time.Millisecond}, 327, "time"},
+		{"max steps", StepPlan{Start: 1000, Factor: 2, Precision: 0.05, StepTime: 10 * time.Second, MaxSteps: 3, MaxTime: time.Hour, Objective: time.Millisecond}, 3, "max-steps"},
+		{"time", StepPlan{Start: 1000, Factor: 2, Precision: 0.05, StepTime: 10 * time.Second, MaxTime: time.Hour, Objective: time.Millisecond}, 327, "time"},
+		{"time ties max steps", StepPlan{Start: 1000, Factor: 2, Precision: 0.05, StepTime: 10 * time.Second, MaxSteps: 327, MaxTime: time.Hour, Objective: time.Millisecond}, 327, "max-steps"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.sp.Validate(); err != nil {
@@ -51,8 +49,77 @@ func TestStepPlanBounds(t *testing.T) {
 			}
 		})
 	}
-	unbounded := StepPlan{Start: 1000, Increase: 1000, StepTime: 10 * time.Second, Objective: time.Millisecond}
+	unbounded := StepPlan{Start: 1000, Factor: 2, Precision: 0.05, StepTime: 10 * time.Second, MaxRate: 5000, Objective: time.Millisecond}
 	if err := unbounded.Validate(); err == nil {
 		t.Fatal("a search with no bound at all validated")
 	}
+}
+
+// TestKneeSearch walks the search's choice of rates on a server whose knee
+// is given: a geometric ramp, each miss run twice, then bisection to
+// within the precision; a miss that does not repeat is not believed.
+func TestKneeSearch(t *testing.T) {
+	sp := StepPlan{Start: 1000, Factor: 2, Precision: 0.05}
+	for _, tc := range []struct {
+		name  string
+		knee  float64 // rates above it miss
+		flaky map[float64]bool
+		stop  string
+		// the rates run, in order
+		rates []float64
+	}{
+		{"knee between ramp steps", 5000, nil, "objective",
+			[]float64{1000, 2000, 4000, 8000, 8000, 5657, 5657, 4757, 5188, 5188, 4968}},
+		{"first step misses", 500, nil, "objective", []float64{1000, 1000}},
+		{"one chance miss is not believed", 5000, map[float64]bool{2000: true}, "objective",
+			[]float64{1000, 2000, 2000, 4000, 8000, 8000, 5657, 5657, 4757, 5188, 5188, 4968}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newKneeSearch(sp)
+			var ran []float64
+			flaky := map[float64]bool{}
+			for r, v := range tc.flaky {
+				flaky[r] = v
+			}
+			rate, stop := sp.Start, ""
+			for i := 0; rate > 0 && i < 50; i++ {
+				ran = append(ran, rate)
+				passed := rate <= tc.knee
+				if flaky[rate] {
+					passed, flaky[rate] = false, false
+				}
+				why := ""
+				if !passed {
+					why = "objective"
+				}
+				rate, stop = k.next(rate, passed, why)
+			}
+			if stop != tc.stop || !equalRates(ran, tc.rates) {
+				t.Fatalf("ran %v, stop %q; want %v, %q", ran, stop, tc.rates, tc.stop)
+			}
+		})
+	}
+	// A ceiling: the ramp ends on it, and a pass there ends the search.
+	k := newKneeSearch(StepPlan{Start: 1000, Factor: 4, Precision: 0.05, MaxRate: 10000})
+	if r, _ := k.next(1000, true, ""); r != 4000 {
+		t.Fatalf("after 1000: %v", r)
+	}
+	if r, _ := k.next(4000, true, ""); r != 10000 {
+		t.Fatalf("after 4000: %v, want the ceiling", r)
+	}
+	if r, stop := k.next(10000, true, ""); r != 0 || stop != "max-rate" {
+		t.Fatalf("after the ceiling: %v %q", r, stop)
+	}
+}
+
+func equalRates(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

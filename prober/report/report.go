@@ -63,7 +63,8 @@ type PlanReport struct {
 // StepPlanReport is the step-load search in plain units.
 type StepPlanReport struct {
 	Start            float64 `json:"start_rate"`
-	Increase         float64 `json:"increase"`
+	Factor           float64 `json:"factor"`
+	Precision        float64 `json:"precision"`
 	MaxRate          float64 `json:"max_rate,omitempty"`
 	StepSeconds      float64 `json:"step_seconds"`
 	MaxSteps         int     `json:"max_steps"`             // 0: no fixed number
@@ -84,6 +85,7 @@ type TrialReport struct {
 	BytesWritten    int64           `json:"bytes_written"`
 	Totals          CommandReport   `json:"totals"`
 	Commands        []CommandReport `json:"commands"`
+	Client          ClientReport    `json:"client"`
 }
 
 // CommandReport holds one command's figures (or the totals).
@@ -130,12 +132,15 @@ type StepReport struct {
 	Achieved  float64       `json:"achieved_ops_per_sec"`
 	Passed    bool          `json:"passed"`
 	Why       string        `json:"why,omitempty"`
+	Confirm   bool          `json:"confirm,omitempty"` // a missed rate run once more
+	Knee      bool          `json:"knee,omitempty"`    // the step whose rate is the capacity
 	Outcome   burst.Outcome `json:"outcome"`
 	P50Ms     float64       `json:"p50_ms"`
 	P99Ms     float64       `json:"p99_ms"`
 	P999Ms    float64       `json:"p999_ms"`
 	ErrorRate float64       `json:"error_ratio"`
 	Totals    CommandReport `json:"totals"`
+	Client    ClientReport  `json:"client"`
 }
 
 // CapacityReport is the answer of a step-load search.
@@ -148,6 +153,9 @@ type CapacityReport struct {
 	// stopped at its own ceiling (Stop) and the server can take at least
 	// OpsPerSec; its limit was not found.
 	LowerBound bool `json:"capacity_is_lower_bound"`
+	// ClientBound is the rate this client could not drive (Stop is
+	// client-bound): nothing is said of Redis above it.
+	ClientBound float64 `json:"client_bound_rate,omitempty"`
 }
 
 // CleanupReport says what the burst left: nothing, unless Error is set.
@@ -224,7 +232,7 @@ func newLatencyReport(h *hdrhistogram.Histogram, extra []float64) LatencyReport 
 // NewTrialReport turns a burst result into trial n.
 func NewTrialReport(n int, r *burst.Result, percentiles []float64) TrialReport {
 	t := TrialReport{Trial: n, Start: r.MeasureStart, End: r.End, DurationSeconds: r.Elapsed.Seconds(),
-		Outcome: r.Outcome, Reason: r.Reason, Bound: r.Bound, BytesWritten: r.BytesWritten}
+		Outcome: r.Outcome, Reason: r.Reason, Bound: r.Bound, BytesWritten: r.BytesWritten, Client: NewClientReport(r)}
 	if r.Total != nil {
 		t.Totals = NewCommandReport(r.Total, r.Elapsed, percentiles)
 	}
@@ -252,12 +260,14 @@ func NewBurstReport(target string, r *burst.Result, env *Environment, percentile
 // NewStepReport builds the report of a step-load search.
 func NewStepReport(target string, s *burst.StepResult, sp burst.StepPlan, env *Environment, percentiles []float64) *Report {
 	rep := NewBurstReport(target, &s.Final, env, percentiles)
-	rep.StepPlan = &StepPlanReport{Start: sp.Start, Increase: sp.Increase, MaxRate: sp.MaxRate,
+	rep.StepPlan = &StepPlanReport{Start: sp.Start, Factor: sp.Factor, Precision: sp.Precision, MaxRate: sp.MaxRate,
 		StepSeconds: sp.StepTime.Seconds(), MaxSteps: sp.MaxSteps, MaxSeconds: sp.MaxTime.Seconds(), ObjectiveSeconds: sp.Objective.Seconds(),
 		MaxErrorRatio: sp.MaxErrorRatio}
 	for _, row := range s.Steps {
 		r := row.Result
-		sr := StepReport{Rate: row.Rate, Achieved: row.Achieved, Passed: row.Passed, Why: row.Why, Outcome: r.Outcome}
+		sr := StepReport{Rate: row.Rate, Achieved: row.Achieved, Passed: row.Passed, Why: row.Why, Outcome: r.Outcome,
+			Confirm: row.Confirm, Knee: row.Knee,
+			Client: NewClientReport(&r)}
 		if r.Total != nil {
 			sr.Totals = NewCommandReport(r.Total, r.Elapsed, percentiles)
 			sr.P50Ms, sr.P99Ms, sr.P999Ms = ms(int64(r.Total.Quantile(0.5))), ms(int64(r.Total.Quantile(0.99))), ms(int64(r.Total.Quantile(0.999)))
@@ -268,7 +278,7 @@ func NewStepReport(target string, s *burst.StepResult, sp burst.StepPlan, env *E
 		rep.Steps = append(rep.Steps, sr)
 	}
 	rep.Capacity = &CapacityReport{OpsPerSec: s.Capacity, Rate: s.Rate, ObjectiveSeconds: sp.Objective.Seconds(), Stop: s.Stop,
-		LowerBound: s.LowerBound}
+		LowerBound: s.LowerBound, ClientBound: s.ClientBound}
 	return rep
 }
 

@@ -59,10 +59,7 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 	}
 	var steps []mdStep
 	for i, s := range rep.Steps {
-		verdict := "met"
-		if !s.Passed {
-			verdict = "failed: " + MarkdownEscape(stopText(s.Why))
-		}
+		verdict := MarkdownEscape(StepVerdict(s.Passed, s.Why, s.Confirm, s.Knee))
 		steps = append(steps, mdStep{N: i + 1, Rate: thousands(s.Rate), Achieved: thousands(s.Achieved),
 			P50: fmt.Sprintf("%.3f", s.P50Ms), P99: fmt.Sprintf("%.3f", s.P99Ms), P999: fmt.Sprintf("%.3f", s.P999Ms),
 			Errors: fmt.Sprintf("%.3f%%", 100*s.ErrorRate), Verdict: verdict})
@@ -150,8 +147,8 @@ func configText(name, value string) string {
 
 // stepsText describes the ramp and the bounds it had.
 func stepsText(sp *StepPlanReport) string {
-	s := fmt.Sprintf("from %s ops/s, +%s every %gs, until a step misses the objective", thousands(sp.Start),
-		thousands(sp.Increase), sp.StepSeconds)
+	s := fmt.Sprintf("from %s ops/s, ×%g a step of %gs until a miss (each miss run twice), then bisection to within %g%%",
+		thousands(sp.Start), sp.Factor, sp.StepSeconds, 100*sp.Precision)
 	if sp.MaxSteps > 0 {
 		s += fmt.Sprintf(", at most %d steps", sp.MaxSteps)
 	}
@@ -166,14 +163,32 @@ func stepsText(sp *StepPlanReport) string {
 	return s
 }
 
+// StepVerdict is a step's verdict in words: met or failed and why, the
+// knee marked, a confirming run said so.
+func StepVerdict(passed bool, why string, confirm, knee bool) string {
+	v := "met"
+	if !passed {
+		v = "failed: " + stopText(why)
+	}
+	if confirm {
+		v += " (confirming run)"
+	}
+	if knee {
+		v += " ← knee"
+	}
+	return v
+}
+
 func stopText(s string) string {
 	switch s {
 	case "objective":
 		return "p99 above the objective"
 	case "errors":
 		return "errors above the budget"
-	case "saturated":
+	case "saturated": // reports of earlier versions
 		return "achieved throughput below 90% of the target (saturated)"
+	case "client-bound":
+		return "client-bound: this client fell short of the rate while Redis met the objective"
 	case "max-rate":
 		return "the highest rate allowed was reached"
 	case "max-steps":

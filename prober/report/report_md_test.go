@@ -16,7 +16,7 @@ func stepReport() *Report {
 		End: time.Date(2026, 3, 1, 12, 0, 3, 0, time.UTC), Outcome: burst.OutcomeCompleted,
 		Plan: PlanReport{Clients: 4, Pipeline: 1, Mix: []burst.MixEntry{{Op: "set", Weight: 1}}, KeyPattern: "R:R", KeyMaximum: 999,
 			DataSize: 2048, DataSizeMax: 65536, MaxBytes: 268435456, KeyPrefix: "redis-prober:"},
-		StepPlan: &StepPlanReport{Start: 1000, Increase: 1000, StepSeconds: 1, MaxSteps: 2, ObjectiveSeconds: 0.005},
+		StepPlan: &StepPlanReport{Start: 1000, Factor: 2, Precision: 0.05, StepSeconds: 1, MaxSteps: 2, ObjectiveSeconds: 0.005},
 		Steps:    []StepReport{{Rate: 1000, Achieved: 1000, Passed: true, P50Ms: 0.1, P99Ms: 0.5, P999Ms: 1}},
 		Capacity: &CapacityReport{OpsPerSec: 1000, Rate: 1000, Stop: "max-steps", LowerBound: true},
 		Environment: &Environment{Redis: RedisEnv{Version: "7.0.15", UsedMemory: 1040464, MaxMemory: 3221225472,

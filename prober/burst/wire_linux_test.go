@@ -1,0 +1,74 @@
+//go:build linux
+
+package burst
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis-prober/redis-prober/internal/redistest"
+)
+
+// TestStampedBurstLatency: a burst over TCP is timed by the kernel's
+// stamps, and a stamped latency is never above the prober's own reading
+// of the same request nor below zero (it would be, were a stamp matched
+// to another write or read).
+func TestStampedBurstLatency(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, pipeline := range []int{1, 8} {
+		plan := testPlan()
+		plan.Pipeline, plan.Rate, plan.TestTime = pipeline, 4000, time.Second
+		b := testRunner(t, srv)
+		res := b.Run(t.Context(), plan)
+		if res.Outcome != OutcomeCompleted || res.Total.Ops < 2000 {
+			t.Fatalf("pipeline %d: %s (%s), %d requests", pipeline, res.Outcome, res.Detail, res.Total.Ops)
+		}
+		if res.Stamped < res.Total.Ops*9/10 || res.Clock() == "user" {
+			t.Fatalf("pipeline %d: %d of %d requests stamped (clock %s)", pipeline, res.Stamped, res.Total.Ops, res.Clock())
+		}
+		if n := b.stampOverUser.Load(); n != 0 {
+			t.Fatalf("pipeline %d: %d stamped latencies above the prober's own reading", pipeline, n)
+		}
+		if res.Total.Hist.Min() < 0 || res.Lag.TotalCount() != res.Total.Ops {
+			t.Fatalf("pipeline %d: min latency %d ns, %d lags of %d requests", pipeline, res.Total.Hist.Min(), res.Lag.TotalCount(), res.Total.Ops)
+		}
+	}
+}
+
+// TestClientStallIsLagNotLatency is the paced burst whose client falls
+// behind (a busy host: here the client stops for 60 ms every 100 batches):
+// the lateness is the burst's schedule lag, the client says it did not
+// keep its schedule, and Redis's latency, its wire time, does not carry
+// it; the governor, with a 20 ms abort threshold, does not abort on it.
+// On the user clock every slot a stall delayed was charged up to 60 ms.
+func TestClientStallIsLagNotLatency(t *testing.T) {
+	const stall = 60 * time.Millisecond
+	srv := redistest.Start(t)
+	plan := testPlan()
+	plan.Clients, plan.Pipeline, plan.Rate, plan.TestTime = 1, 1, 1000, 2*time.Second
+	b := testRunner(t, srv)
+	b.Guards.AbortP99 = 20 * time.Millisecond
+	var batches atomic.Int64
+	b.stall = func() {
+		if batches.Add(1)%100 == 50 {
+			time.Sleep(stall)
+		}
+	}
+	res := b.Run(t.Context(), plan)
+	if res.Outcome != OutcomeCompleted {
+		t.Fatalf("%s (%s): %s", res.Outcome, res.Reason, res.Detail)
+	}
+	if res.Stamped < res.Total.Ops*9/10 {
+		t.Skipf("%d of %d requests stamped: this kernel gives too few stamps to tell", res.Stamped, res.Total.Ops)
+	}
+	lag, p99 := res.LagQuantile(0.99), res.Total.Quantile(0.99)
+	if lag < stall/2 || res.KeptSchedule() {
+		t.Fatalf("schedule lag p99 %v (kept schedule %v): the stalls of %v are not in it", lag, res.KeptSchedule(), stall)
+	}
+	// A stall puts dozens of slots behind (a tenth of all requests, lag up
+	// to 60 ms); the wire time of Redis's replies is far below that.
+	if p99 >= stall/2 {
+		t.Fatalf("latency p99 %v carries the client's stalls (lag p99 %v)", p99, lag)
+	}
+}

@@ -15,6 +15,8 @@ type Metrics struct {
 	lastLatency *lastLatency
 	lastEnd     *prometheus.GaugeVec
 	capacity    *prometheus.GaugeVec
+	lastLag     *prometheus.GaugeVec
+	lastKept    *prometheus.GaugeVec
 }
 
 // burstQuantiles are the quantiles of redis_prober_burst_last_latency_seconds.
@@ -46,8 +48,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "redis_prober_capacity_ops_per_second",
 			Help: "Highest throughput that met the latency objective in the last step-load capacity search (0 when none did); a lower bound when every step met it, the search stopping at its rate ceiling (--burst.rate), not at the server's limit.",
 		}, []string{"target", "node", "plan"}),
+		lastLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_burst_last_schedule_lag_seconds",
+			Help: "p99 of the last burst's schedule lag: how much later than it could have the prober sent its requests (its own lateness, never in the burst's latency).",
+		}, []string{"target", "node", "plan"}),
+		lastKept: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_burst_last_kept_schedule",
+			Help: "1 when the last burst's client delivered 90% of its rate with a schedule-lag p99 of at most 1 ms; 0 when it was client-bound (its latency still leaves the lag out).",
+		}, []string{"target", "node", "plan"}),
 	}
-	reg.MustRegister(m.runs, m.decisions, m.lastOps, m.lastLatency, m.lastEnd, m.capacity)
+	reg.MustRegister(m.runs, m.decisions, m.lastOps, m.lastLatency, m.lastEnd, m.capacity, m.lastLag, m.lastKept)
 	return m
 }
 
@@ -69,6 +79,12 @@ func (m *Metrics) Observe(target, node string, r *Result) {
 	m.lastEnd.WithLabelValues(target, node, plan).Set(float64(r.End.UnixNano()) / 1e9)
 	if r.Total != nil && r.Total.Ops > 0 {
 		m.lastOps.WithLabelValues(target, node, plan).Set(r.OpsPerSec())
+		m.lastLag.WithLabelValues(target, node, plan).Set(r.LagQuantile(0.99).Seconds())
+		kept := 0.0
+		if r.KeptSchedule() {
+			kept = 1
+		}
+		m.lastKept.WithLabelValues(target, node, plan).Set(kept)
 		quantiles := make(map[float64]float64, len(burstQuantiles))
 		for _, q := range burstQuantiles {
 			quantiles[q] = r.Total.Quantile(q).Seconds()
@@ -158,4 +174,6 @@ func (m *Metrics) forget(l prometheus.Labels) {
 	m.lastOps.DeletePartialMatch(l)
 	m.lastEnd.DeletePartialMatch(l)
 	m.capacity.DeletePartialMatch(l)
+	m.lastLag.DeletePartialMatch(l)
+	m.lastKept.DeletePartialMatch(l)
 }

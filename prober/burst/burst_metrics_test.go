@@ -50,8 +50,13 @@ func TestBurstMetricsLintAfterABurst(t *testing.T) {
 			t.Errorf("help %q", mf.GetHelp())
 		}
 	}
+	for _, name := range []string{"redis_prober_burst_last_schedule_lag_seconds", "redis_prober_burst_last_kept_schedule"} {
+		if got, err := testutil.GatherAndCount(reg, name); err != nil || got != 1 {
+			t.Errorf("%d %s series (%v), want one", got, name, err)
+		}
+	}
 	m.Forget("t")
-	if got, _ := testutil.GatherAndCount(reg, "redis_prober_burst_last_latency_seconds"); got != 0 {
+	if got, _ := testutil.GatherAndCount(reg, "redis_prober_burst_last_latency_seconds", "redis_prober_burst_last_schedule_lag_seconds"); got != 0 {
 		t.Errorf("%d last-latency series after Forget", got)
 	}
 }

@@ -44,7 +44,6 @@ type stampConn struct {
 	readFn      func(fd uintptr) bool
 	drainFn     func(fd uintptr)
 	pollFn      func(fd uintptr)
-	pollFn0     func(fd uintptr)
 	pfd         [1]unix.PollFd
 	ts          unix.Timespec
 	got         bool
@@ -52,14 +51,24 @@ type stampConn struct {
 	// none), for the fast wait; a stop sets it from another goroutine.
 	readDead atomic.Int64
 	// load: a burst connection, whose reads never wait in the probes'
-	// blocking ppoll slot (fastSlots).
+	// blocking ppoll slot (fastSlots): it reads, and parks on the
+	// netpoller when nothing is there yet, like any Go socket.
 	load bool
+	// noTX: the socket stamps arrivals only (rxStampFlags).
+	noTX bool
 }
 
 // enableStamps turns kernel timestamping on for a connected TCP socket. The
 // kernel refuses OPT_ID before the connection is established, so this runs
 // after the dial and before anything is written.
-func enableStamps(c net.Conn) (*stampConn, error) {
+func enableStamps(c net.Conn) (*stampConn, error) { return enableStampsFlags(c, stampFlags) }
+
+// rxStampFlags asks for arrival stamps only: a connection that does not
+// need its writes' departures (an unpaced load) spares the kernel a stamp
+// on the error queue per write, and Go's netpoller the wake-up it causes.
+const rxStampFlags = unix.SOF_TIMESTAMPING_RX_SOFTWARE | unix.SOF_TIMESTAMPING_SOFTWARE
+
+func enableStampsFlags(c net.Conn, flags int) (*stampConn, error) {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return nil, errNoStamps
@@ -70,7 +79,7 @@ func enableStamps(c net.Conn) (*stampConn, error) {
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, stampFlags)
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, flags)
 	}); err != nil {
 		return nil, err
 	}
@@ -79,10 +88,10 @@ func enableStamps(c net.Conn) (*stampConn, error) {
 	}
 	s := &stampConn{TCPConn: tc, rc: rc,
 		oob: make([]byte, unix.CmsgSpace(3*16)), errOOB: make([]byte, 2*unix.CmsgSpace(64))}
+	s.noTX = flags&unix.SOF_TIMESTAMPING_TX_SOFTWARE == 0
 	s.readFn = s.recv
 	s.drainFn = s.drain
 	s.pollFn = s.poll
-	s.pollFn0 = s.recvNow
 	return s, nil
 }
 
@@ -162,8 +171,6 @@ func (s *stampConn) Read(b []byte) (int, error) {
 			<-fastSlots
 		default:
 		}
-	} else {
-		_ = s.rc.Control(s.pollFn0)
 	}
 	if !s.got {
 		if err := s.rc.Read(s.readFn); err != nil {
@@ -184,15 +191,6 @@ func (s *stampConn) Read(b []byte) (int, error) {
 		s.ex.rx = false
 	}
 	return s.n, nil
-}
-
-// recvNow reads what is there already without waiting: a burst's replies
-// are often in the socket by the time it reads (a pipeline, a backlog),
-// and then the netpoller need not be asked.
-func (s *stampConn) recvNow(fd uintptr) {
-	if s.recv(fd) {
-		s.got = true
-	}
 }
 
 // recv is one non-blocking recvmsg; false asks the netpoller to wait for
@@ -267,7 +265,9 @@ func (s *stampConn) Write(b []byte) (int, error) {
 		// The software TX stamp is taken as the segment goes to the
 		// device, within the write on an idle socket; taking it now also
 		// clears the error queue before the reply is awaited.
-		_ = s.rc.Control(s.drainFn)
+		if !s.noTX {
+			_ = s.rc.Control(s.drainFn)
+		}
 	}
 	return n, err
 }
@@ -282,7 +282,7 @@ func (s *stampConn) drain(fd uintptr) {
 // last returns the exchange of the last write and read. A TX stamp that
 // had not come by the end of the write is looked for once more.
 func (s *stampConn) last() exchange {
-	if !s.ex.tx {
+	if !s.ex.tx && !s.noTX {
 		_ = s.rc.Control(s.drainFn)
 	}
 	return s.ex

@@ -324,7 +324,7 @@ func (b *Runner) load(ctx context.Context, plan Plan, written *writtenKeys, res 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := dialBurst(ctx, b.Endpoint, plan.Timeout, burstLimits(plan), l.register)
+			c, err := dialBurst(ctx, b.Endpoint, plan.Timeout, burstLimits(plan), plan.Rate > 0, l.register)
 			dialMu.Lock()
 			defer dialMu.Unlock()
 			if err != nil && dialErr == nil {

@@ -174,7 +174,7 @@ func (w *loadWorker) connect(ctx context.Context) (dialErr error, ok bool) {
 		}
 	}
 	w.vFree = -1
-	if w.conn, dialErr = dialBurst(ctx, l.b.Endpoint, l.plan.Timeout, w.lim, l.register); dialErr != nil {
+	if w.conn, dialErr = dialBurst(ctx, l.b.Endpoint, l.plan.Timeout, w.lim, l.plan.Rate > 0, l.register); dialErr != nil {
 		w.conn = nil
 		w.redial = nextRedialPause(w.redial)
 	}

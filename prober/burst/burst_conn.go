@@ -31,7 +31,7 @@ type burstConn struct {
 // dialBurst opens and authenticates one burst connection. register is
 // called with the raw socket before anything is sent, so an abort can close
 // it from another goroutine.
-func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, lim resp.Limits, register func(net.Conn) error) (*burstConn, error) {
+func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, lim resp.Limits, paced bool, register func(net.Conn) error) (*burstConn, error) {
 	d := net.Dialer{Timeout: timeout, KeepAlive: -1}
 	raw, err := d.DialContext(ctx, ep.Network, ep.Addr)
 	if err != nil {
@@ -46,7 +46,9 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 	}
 	c := raw
 	var stamps *prober.KernelStamps
-	if sc, ks, err := prober.StampLoad(raw); err == nil {
+	// A paced load needs each write's departure (the client's lag is
+	// measured against it); an unpaced one sends as replies are read.
+	if sc, ks, err := prober.StampLoad(raw, paced); err == nil {
 		c, stamps = sc, ks
 	}
 	if ep.TLS != nil {

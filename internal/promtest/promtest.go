@@ -1,6 +1,8 @@
 // Package promtest starts a real Prometheus server for tests: native
-// histograms on (unless Config.ClassicOnly), a short scrape and rule-evaluation interval, storage in a
-// temp dir, listening on a free loopback port, stopped when the test ends.
+// histograms on (asked for the way its version needs, unless
+// Config.Native says otherwise), a short scrape and rule-evaluation
+// interval, storage in a temp dir, listening on a free loopback port,
+// stopped when the test ends.
 // Under CI=true a missing prometheus binary fails the test; elsewhere it
 // skips loudly (the convention of internal/redistest).
 package promtest
@@ -34,9 +36,46 @@ type Config struct {
 	// Interval is both the scrape and the rule-evaluation interval
 	// (default 1s).
 	Interval time.Duration
-	// ClassicOnly runs Prometheus without native histograms, as Debian
-	// bookworm's 2.42 runs by default: only the classic _bucket series.
-	ClassicOnly bool
+	// Native says how Prometheus is asked to ingest native histograms;
+	// the zero value asks the way its version needs.
+	Native Native
+}
+
+// Native is how a Prometheus is asked to ingest native histograms. There
+// are two ways, and which one works depends on the version: the feature
+// flag --enable-feature=native-histograms (2.40 to 3.8; from 3.9 it is
+// accepted and does nothing) and the scrape config setting
+// scrape_native_histograms: true (3.8 on; an older Prometheus refuses the
+// config as having an unknown field).
+type Native int
+
+const (
+	// NativeAsNeeded asks the way the version needs: the flag before 3.9,
+	// the setting from 3.8 (both on 3.8).
+	NativeAsNeeded Native = iota
+	// NativeOff asks neither way, as a default config does: only the
+	// classic _bucket series are stored.
+	NativeOff
+	// NativeFlagOnly passes the flag and writes no setting, as a config
+	// written for Prometheus 3.5 or older does.
+	NativeFlagOnly
+)
+
+// ways says which ways ask for native histograms on Prometheus
+// major.minor.
+func (n Native) ways(major, minor int) (flag, setting bool) {
+	switch n {
+	case NativeOff:
+		return false, false
+	case NativeFlagOnly:
+		return true, false
+	}
+	return !AtLeast(major, minor, 3, 9), AtLeast(major, minor, 3, 8)
+}
+
+// AtLeast reports whether version major.minor is wantMajor.wantMinor or newer.
+func AtLeast(major, minor, wantMajor, wantMinor int) bool {
+	return major > wantMajor || major == wantMajor && minor >= wantMinor
 }
 
 // Server is one running Prometheus.
@@ -50,7 +89,7 @@ type Server struct {
 }
 
 // BinEnv names the environment variable that selects the Prometheus
-// binary (a path, e.g. Prometheus 3.5 fetched by scripts/peers.sh); unset,
+// binary (a path, e.g. Prometheus 3.5 or 3.16 fetched by scripts/peers.sh); unset,
 // prometheus is looked up on PATH (Debian bookworm's 2.42).
 const BinEnv = "PROMETHEUS_BIN"
 
@@ -63,7 +102,7 @@ func Binary(t testing.TB) string {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
 			return p
 		}
-		missing(t, fmt.Sprintf("%s=%s is not an executable file", BinEnv, p), "run scripts/peers.sh to fetch Prometheus 3.5")
+		missing(t, fmt.Sprintf("%s=%s is not an executable file", BinEnv, p), "run scripts/peers.sh to fetch Prometheus 3.5 and 3.16")
 		return ""
 	}
 	p, err := exec.LookPath("prometheus")
@@ -106,16 +145,23 @@ func missing(t testing.TB, what, fix string) {
 // (2 or 3), from `prometheus --version`.
 func Major(t testing.TB) int {
 	t.Helper()
+	major, _ := Version(t)
+	return major
+}
+
+// Version is the major and minor version of the Prometheus binary the
+// tests run, from `prometheus --version`.
+func Version(t testing.TB) (major, minor int) {
+	t.Helper()
 	bin := Binary(t)
 	out, err := exec.Command(bin, "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("promtest: %s --version: %v: %s", bin, err, out)
 	}
-	var major int
-	if _, err := fmt.Sscanf(string(out), "prometheus, version %d.", &major); err != nil {
+	if _, err := fmt.Sscanf(string(out), "prometheus, version %d.%d.", &major, &minor); err != nil {
 		t.Fatalf("promtest: %s --version: %q: %v", bin, out, err)
 	}
-	return major
+	return major, minor
 }
 
 // Start writes the config and runs Prometheus until the test ends. It returns
@@ -126,16 +172,19 @@ func Start(t testing.TB, cfg Config) *Server {
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
 	}
+	major, minor := Version(t)
+	flag, setting := cfg.Native.ways(major, minor)
 	s := &Server{Dir: t.TempDir(), client: &http.Client{Timeout: 10 * time.Second}}
 	cfgPath := filepath.Join(s.Dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, []byte(configYAML(cfg)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(configYAML(cfg, setting)), 0o600); err != nil {
 		t.Fatalf("promtest: write config: %v", err)
 	}
+	t.Logf("promtest: Prometheus %d.%d, native histograms asked for by %s", major, minor, asked(flag, setting))
 	var lastErr error
 	for range 3 {
 		port := redistest.FreePort(t)
 		s.URL = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if lastErr = s.start(t, bin, cfgPath, port, cfg.ClassicOnly); lastErr == nil {
+		if lastErr = s.start(t, bin, cfgPath, port, flag); lastErr == nil {
 			return s
 		}
 	}
@@ -143,9 +192,22 @@ func Start(t testing.TB, cfg Config) *Server {
 	return nil
 }
 
-// configYAML renders the Prometheus config. Strings are written with %q,
-// which YAML reads as double-quoted scalars.
-func configYAML(cfg Config) string {
+func asked(flag, setting bool) string {
+	switch {
+	case flag && setting:
+		return "--enable-feature=native-histograms and scrape_native_histograms: true"
+	case flag:
+		return "--enable-feature=native-histograms"
+	case setting:
+		return "scrape_native_histograms: true"
+	}
+	return "nothing (classic histograms only)"
+}
+
+// configYAML renders the Prometheus config; nativeSetting writes
+// scrape_native_histograms: true into the scrape config. Strings are
+// written with %q, which YAML reads as double-quoted scalars.
+func configYAML(cfg Config, nativeSetting bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\n  evaluation_interval: %s\n",
 		cfg.Interval, cfg.Interval, cfg.Interval)
@@ -153,14 +215,18 @@ func configYAML(cfg Config) string {
 	for _, f := range cfg.RuleFiles {
 		fmt.Fprintf(&b, "  - %q\n", f)
 	}
-	b.WriteString("scrape_configs:\n  - job_name: redis-prober\n    static_configs:\n      - targets:\n")
+	b.WriteString("scrape_configs:\n  - job_name: redis-prober\n")
+	if nativeSetting {
+		b.WriteString("    scrape_native_histograms: true\n")
+	}
+	b.WriteString("    static_configs:\n      - targets:\n")
 	for _, tg := range cfg.Targets {
 		fmt.Fprintf(&b, "          - %q\n", tg)
 	}
 	return b.String()
 }
 
-func (s *Server) start(t testing.TB, bin, cfgPath string, port int, classicOnly bool) error {
+func (s *Server) start(t testing.TB, bin, cfgPath string, port int, nativeFlag bool) error {
 	logPath := filepath.Join(s.Dir, "prometheus.log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -172,7 +238,7 @@ func (s *Server) start(t testing.TB, bin, cfgPath string, port int, classicOnly 
 		"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
 		"--log.level=warn",
 	}
-	if !classicOnly {
+	if nativeFlag {
 		args = append(args, "--enable-feature=native-histograms")
 	}
 	cmd := exec.Command(bin, args...)

@@ -90,3 +90,52 @@ func TestPromtoolMatchesPrometheus(t *testing.T) {
 		t.Errorf("promtool %s is version %d, the Prometheus under test %d", pt, major, want)
 	}
 }
+
+// TestNativeWays: the way native histograms are asked for follows the
+// version: the feature flag up to 3.8 (a no-op from 3.9), the scrape
+// setting from 3.8 (an unknown field, so a config error, before).
+func TestNativeWays(t *testing.T) {
+	for _, c := range []struct {
+		n                     Native
+		major, minor          int
+		wantFlag, wantSetting bool
+	}{
+		{NativeAsNeeded, 2, 42, true, false},
+		{NativeAsNeeded, 3, 5, true, false},
+		{NativeAsNeeded, 3, 8, true, true},
+		{NativeAsNeeded, 3, 9, false, true},
+		{NativeAsNeeded, 3, 16, false, true},
+		{NativeAsNeeded, 4, 0, false, true},
+		{NativeOff, 3, 16, false, false},
+		{NativeOff, 2, 42, false, false},
+		{NativeFlagOnly, 3, 16, true, false},
+	} {
+		flag, setting := c.n.ways(c.major, c.minor)
+		if flag != c.wantFlag || setting != c.wantSetting {
+			t.Errorf("%d on %d.%d: flag %v, setting %v; want %v, %v", c.n, c.major, c.minor, flag, setting, c.wantFlag, c.wantSetting)
+		}
+	}
+}
+
+// TestConfigYAMLNativeSetting: scrape_native_histograms sits in the scrape
+// config, and only when asked for; promtool of the version under test
+// reads the config.
+func TestConfigYAMLNativeSetting(t *testing.T) {
+	cfg := Config{Targets: []string{"127.0.0.1:9379"}, Interval: time.Second}
+	with, without := configYAML(cfg, true), configYAML(cfg, false)
+	if !strings.Contains(with, "  - job_name: redis-prober\n    scrape_native_histograms: true\n") {
+		t.Errorf("setting not in the scrape config:\n%s", with)
+	}
+	if strings.Contains(without, "native") {
+		t.Errorf("setting written when not asked for:\n%s", without)
+	}
+	major, minor := Version(t)
+	_, setting := NativeAsNeeded.ways(major, minor)
+	path := filepath.Join(t.TempDir(), "prometheus.yml")
+	if err := os.WriteFile(path, []byte(configYAML(cfg, setting)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(Promtool(t), "check", "config", path).CombinedOutput(); err != nil {
+		t.Errorf("promtool check config (Prometheus %d.%d, setting %v): %v\n%s", major, minor, setting, err, out)
+	}
+}

@@ -175,7 +175,12 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 			b.Log.Info("step", "rate", rate, "achieved", int64(row.Achieved), "p99", p99Of(&res),
 				"schedule_lag_p99", res.LagQuantile(0.99), "clock", res.Clock(), "passed", row.Passed, "why", row.Why)
 		}
-		if res.Outcome != OutcomeCompleted {
+		// A step above the knee that the governor aborted (its p99 or its
+		// errors) is a miss like any other: the search confirms it and
+		// bisects below. Any other end (memory, a stop, a failure) ends
+		// the search, and is the search's outcome.
+		miss := row.Why == ReasonP99 || row.Why == ReasonErrors
+		if res.Outcome != OutcomeCompleted && !miss {
 			final.Outcome, final.Reason, final.Detail = res.Outcome, res.Reason, res.Detail
 		}
 		if row.Passed {
@@ -186,7 +191,7 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 			}
 		}
 		switch row.Why {
-		case "", "objective", "errors", "saturated":
+		case "", "objective", "errors", "saturated", ReasonP99:
 		case "client-bound":
 			out.Stop, out.ClientBound = row.Why, rate
 		default: // an abort or a failure: the search cannot go on
@@ -208,7 +213,7 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 	}
 	// The capacity is a lower bound unless a confirmed miss sits within
 	// the precision above it: the search stopped on its own bound.
-	out.LowerBound = out.Capacity > 0 && out.Stop != "objective" && out.Stop != "errors" && out.Stop != "saturated"
+	out.LowerBound = out.Capacity > 0 && out.Stop != "objective" && out.Stop != "errors" && out.Stop != "saturated" && out.Stop != ReasonP99
 	final.End = time.Now()
 	if len(out.Steps) > 0 {
 		final.MeasureStart = out.Steps[0].Result.MeasureStart

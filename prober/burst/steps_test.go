@@ -123,3 +123,19 @@ func equalRates(a, b []float64) bool {
 	}
 	return true
 }
+
+// A step the governor aborts on its p99 is a miss above the knee, not the
+// end of the search: it is run once more, and the search itself completes
+// (a search of misses only finds no capacity, and says why).
+func TestStepLoadGovernorAbortIsAMiss(t *testing.T) {
+	srv := redistest.Start(t)
+	b := testRunner(t, srv)
+	b.Guards.AbortP99 = time.Nanosecond
+	res := b.RunSteps(t.Context(), testPlan(), testStepPlan())
+	if len(res.Steps) != 2 || !res.Steps[1].Confirm || res.Steps[0].Why != ReasonP99 || res.Stop != ReasonP99 {
+		t.Fatalf("%d steps, stop %q, first %q", len(res.Steps), res.Stop, res.Steps[0].Why)
+	}
+	if res.Final.Outcome != OutcomeCompleted || res.Capacity != 0 || res.LowerBound {
+		t.Fatalf("search outcome %s (%s), capacity %.0f, lower bound %v", res.Final.Outcome, res.Final.Reason, res.Capacity, res.LowerBound)
+	}
+}

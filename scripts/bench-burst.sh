@@ -12,10 +12,25 @@
 # gives the median with the range; it goes to stdout as Markdown for
 # docs/performance.md.
 #
+# Then, in the same rounds (PACED=0 skips it): paced GETs at 1,000, 2,000,
+# 10,000 and 50,000 ops/s on 1 and 4 connections, the burst's p50/p99/p99.9
+# (kernel wire time) and its schedule lag beside bench/refclient at the same
+# rate on one socket (its own clock and its kernel wire time) and
+# memtier_benchmark --rate-limiting; and the step search's capacity and wall
+# time at 50 connections, pipeline 1, against redis-benchmark's closed-loop
+# throughput with the same connections (STEP=0 skips it).
+#
+# memtier_benchmark is a peer, never part of the repository: when
+# ../shared/peers holds its source it is built once into MEMTIER_CACHE
+# (~/.cache/redis-prober/memtier) with Debian's packages, else skipped
+# with a message (MEMTIER=path uses a binary of yours).
+#
 # Knobs (environment): ROUNDS (3), REQUESTS_P16 (4000000), REQUESTS_P1
-# (600000), CLIENTS (50), DATA_SIZE (128), KEY_RANGE (1000000),
-# GOMAXPROCS for the prober (unset: Go's default).
-set -euo pipefail
+# (600000), CLIENTS (50), DATA_SIZE (128), KEY_RANGE (1000000), PACED_SECONDS
+# (5), RATES ("1000 2000 10000 50000"), GOMAXPROCS for the prober (unset:
+# Go's default).
+set -Eeuo pipefail
+trap 'rc=$?; printf "bench-burst: ERROR: line %s: %s exited %s\n" "$LINENO" "$BASH_COMMAND" "$rc" >&2' ERR
 
 ROUNDS=${ROUNDS:-3}
 REQUESTS_P16=${REQUESTS_P16:-4000000}
@@ -40,8 +55,49 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "building the prober" >&2
+PACED=${PACED:-1}
+STEP=${STEP:-1}
+PACED_SECONDS=${PACED_SECONDS:-5}
+RATES=${RATES:-1000 2000 10000 50000}
+
+echo "building the prober and bench/refclient" >&2
 (cd "$ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -o "$TMP/redis-prober" ./cmd/redis-prober)
+cc -O2 -Wall -o "$TMP/refclient" "$ROOT/bench/refclient/refclient.c"
+
+# memtier: a binary of the user's, one on the PATH, or one built from
+# ../shared/peers into the cache (a minute, once).
+MEMTIER_CACHE=${MEMTIER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/redis-prober/memtier}
+memtier_build() {
+	local src
+	src=$(find "$ROOT/../shared/peers" -maxdepth 1 -name 'memtier_benchmark-*.tar.gz' -print -quit 2>/dev/null || true)
+	if [ -z "$src" ]; then
+		echo "bench-burst: memtier_benchmark skipped: no source in ../shared/peers" >&2
+		return 1
+	fi
+	if [ "$(id -u)" = 0 ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends build-essential autoconf automake \
+			pkg-config libevent-dev libpcre3-dev libssl-dev zlib1g-dev >/dev/null 2>&1 || true
+	fi
+	echo "bench-burst: building memtier_benchmark from $(basename "$src") into $MEMTIER_CACHE (about a minute, once)" >&2
+	rm -rf "$MEMTIER_CACHE.build" && mkdir -p "$MEMTIER_CACHE.build" "$MEMTIER_CACHE"
+	tar -xzf "$src" -C "$MEMTIER_CACHE.build" --strip-components=1
+	if (cd "$MEMTIER_CACHE.build" && autoreconf -if && ./configure && make -j"$(nproc)") >"$MEMTIER_CACHE/build.log" 2>&1; then
+		cp "$MEMTIER_CACHE.build/memtier_benchmark" "$MEMTIER_CACHE/memtier_benchmark"
+		rm -rf "$MEMTIER_CACHE.build"
+		return 0
+	fi
+	echo "bench-burst: memtier_benchmark skipped: its build failed (see $MEMTIER_CACHE/build.log)" >&2
+	return 1
+}
+if [ -z "${MEMTIER:-}" ]; then
+	if command -v memtier_benchmark >/dev/null; then
+		MEMTIER=$(command -v memtier_benchmark)
+	elif [ -x "$MEMTIER_CACHE/memtier_benchmark" ] || memtier_build; then
+		MEMTIER="$MEMTIER_CACHE/memtier_benchmark"
+	fi
+fi
+memtier_benchmark() { "$MEMTIER" "$@"; }
+have_memtier() { [ -n "${MEMTIER:-}" ] && [ -x "$MEMTIER" ]; }
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 16399)
 redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$TMP" \
@@ -78,6 +134,61 @@ measure() {
 	}' | tee -a "$TMP/samples" >&2
 }
 
+# paced_round N: every rate on 1 and 4 connections, the tools in turn.
+# Samples go to $TMP/paced as "tool conns rate p50 p99 p999 lag_p99" (µs).
+paced_round() {
+	local rate conns secs=$PACED_SECONDS out
+	for rate in $RATES; do
+		for conns in 1 4; do
+			redis-cli -p "$PORT" flushall >/dev/null
+			"$TMP/redis-prober" burst --redis.addr="127.0.0.1:$PORT" --clients="$conns" --rate="$rate" --ratio=0:1 \
+				--data-size="$DATA_SIZE" --key-maximum=$((KEY_RANGE - 1)) --test-time="${secs}s" --warmup=1s \
+				--abort-p99=0 --json-out-file="$TMP/paced.json" --log.level=warn >/dev/null 2>"$TMP/err" || {
+				tail -3 "$TMP/err" >&2
+				continue
+			}
+			python3 - "$TMP/paced.json" "$conns" "$rate" >>"$TMP/paced" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["trials"][0]
+p = {x["percentile"]: x["ms"] * 1000 for x in t["totals"]["latency"]["percentiles"]}
+lag = {x["percentile"]: x["ms"] * 1000 for x in t["client"]["schedule_lag"]["percentiles"]}
+print("prober-wire", sys.argv[2], sys.argv[3], p[50], p[99], p[99.9], lag[99])
+PY
+			if [ "$conns" = 1 ] && [ "$rate" -le 20000 ]; then
+				out=$("$TMP/refclient" 127.0.0.1 "$PORT" $((rate * secs)) "$rate" "$rate")
+				awk -v c="$conns" -v r="$rate" '{for (i = 1; i <= NF; i++) {split($i, kv, "="); v[kv[1]] = kv[2]}
+					print "refclient-user", c, r, v["p50_us"], v["p99_us"], v["p999_us"], v["late_us"]
+					print "refclient-wire", c, r, v["wire_p50_us"], v["wire_p99_us"], v["wire_p999_us"], v["late_us"]}' \
+					<<<"$out" >>"$TMP/paced"
+			fi
+			if have_memtier; then
+				memtier_benchmark -s 127.0.0.1 -p "$PORT" --threads=1 --clients="$conns" --ratio=0:1 \
+					--data-size="$DATA_SIZE" --key-minimum=1 --key-maximum="$KEY_RANGE" --test-time="$secs" \
+					--rate-limiting=$((rate / conns)) --hide-histogram >"$TMP/mt.out" 2>&1 || continue
+				awk -v c="$conns" -v r="$rate" '$1 == "Totals" {print "memtier-user", c, r, $6 * 1000, $7 * 1000, $8 * 1000, "-"}' \
+					"$TMP/mt.out" >>"$TMP/paced"
+			fi
+		done
+	done
+}
+
+# step_round N: the step search at 50 connections, pipeline 1 (defaults
+# otherwise), and redis-benchmark's closed-loop throughput with the same
+# connections. Samples go to $TMP/step as "capacity seconds closed_loop".
+step_round() {
+	local t0 t1 cap closed
+	redis-cli -p "$PORT" flushall >/dev/null
+	t0=$(date +%s.%N)
+	"$TMP/redis-prober" burst --redis.addr="127.0.0.1:$PORT" --step --clients="$CLIENTS" --ratio=0:1 \
+		--data-size="$DATA_SIZE" --key-maximum=$((KEY_RANGE - 1)) --json-out-file="$TMP/step.json" \
+		--log.level=warn >"$TMP/step.out" 2>&1 || true
+	t1=$(date +%s.%N)
+	cap=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["capacity"]; print("%.0f %s" % (c["ops_per_sec"], c["stop"]))' "$TMP/step.json" 2>/dev/null || echo "n/a n/a")
+	closed=$(redis-benchmark -p "$PORT" -c "$CLIENTS" -P 1 -d "$DATA_SIZE" -r "$KEY_RANGE" -n 1000000 -t get -q |
+		tr '\r' '\n' | awk '/requests per second/ {v = $2} END {print v + 0}')
+	echo "$cap $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", b - a}') $closed" | tee -a "$TMP/step" >&2
+}
+
 for round in $(seq "$ROUNDS"); do
 	echo "round $round of $ROUNDS" >&2
 	for P in 16 1; do
@@ -87,17 +198,19 @@ for round in $(seq "$ROUNDS"); do
 		measure "redis-prober burst" "$P" "$TMP/redis-prober" burst --redis.addr="127.0.0.1:$PORT" \
 			--clients="$CLIENTS" --pipeline="$P" --ratio=0:1 --data-size="$DATA_SIZE" --key-minimum=0 \
 			--key-maximum=$((KEY_RANGE - 1)) --key-pattern=R:R --requests="$PER_CLIENT" --warmup=0 \
-			--abort-p99=0 --trials=1 --log.level=warn
+			--abort-p99=0 --trials=1 --log.level=warn || true
 		redis-cli -p "$PORT" flushall >/dev/null
 		measure "redis-benchmark" "$P" redis-benchmark -p "$PORT" -c "$CLIENTS" -P "$P" -d "$DATA_SIZE" \
-			-r "$KEY_RANGE" -n "$N" -t get -q
-		if command -v memtier_benchmark >/dev/null; then
+			-r "$KEY_RANGE" -n "$N" -t get -q || true
+		if have_memtier; then
 			redis-cli -p "$PORT" flushall >/dev/null
-			measure "memtier_benchmark" "$P" memtier_benchmark -s 127.0.0.1 -p "$PORT" --threads=1 \
-				--clients="$CLIENTS" --pipeline="$P" --ratio=0:1 --data-size="$DATA_SIZE" --key-minimum=0 \
-				--key-maximum=$((KEY_RANGE - 1)) --key-pattern=R:R --requests="$PER_CLIENT" --hide-histogram
+			measure "memtier_benchmark" "$P" "$MEMTIER" -s 127.0.0.1 -p "$PORT" --threads=1 \
+				--clients="$CLIENTS" --pipeline="$P" --ratio=0:1 --data-size="$DATA_SIZE" --key-minimum=1 \
+				--key-maximum="$KEY_RANGE" --key-pattern=R:R --requests="$PER_CLIENT" --hide-histogram || true
 		fi
 	done
+	if [ "$PACED" = 1 ]; then paced_round "$round"; fi
+	if [ "$STEP" = 1 ]; then step_round "$round"; fi
 done
 
 echo
@@ -128,7 +241,33 @@ for P in 16 1; do
 			}' "$TMP/sel"
 	done
 done
-if ! command -v memtier_benchmark >/dev/null; then
+if ! have_memtier; then
 	echo
-	echo "memtier_benchmark is not installed (it is not a Debian package here), so it was skipped."
+	echo "memtier_benchmark was skipped (no binary, and none could be built from ../shared/peers)."
 fi
+if [ -s "$TMP/paced" ]; then
+	echo
+	echo "Paced GETs, $PACED_SECONDS s a run: median of $ROUNDS rounds [range], µs. prober-wire is the burst's"
+	echo "latency (kernel stamps, its own lateness apart as lag p99); refclient-user and -wire are the C"
+	echo "client's own clock and the kernel's on one socket (lag: its mean timer lateness); memtier-user is"
+	echo "memtier_benchmark --rate-limiting, timed from its actual send in user space."
+	echo
+	echo "| conns | rate | tool | p50 | p99 | p99.9 | lag |"
+	echo "| ---: | ---: | --- | ---: | ---: | ---: | ---: |"
+	sort -k2,2n -k3,3n -k1,1 "$TMP/paced" | awk '
+		function med(s, k,   a, n, i, j, t) { n = split(s, a, " "); for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j+1] = a[j]; a[j+1] = t }
+			if (a[1] == "-") return "-"
+			return sprintf("%.0f [%.0f-%.0f]", n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2, a[1], a[n]) }
+		{ k = $2 " " $3 " " $1; if (!(k in seen)) { seen[k] = 1; order[++m] = k }
+		  p50[k] = p50[k] " " $4; p99[k] = p99[k] " " $5; p999[k] = p999[k] " " $6; lag[k] = lag[k] " " $7 }
+		END { for (i = 1; i <= m; i++) { k = order[i]; split(k, f, " ")
+			printf "| %s | %s | %s | %s | %s | %s | %s |\n", f[1], f[2], f[3], med(p50[k]), med(p99[k]), med(p999[k]), med(lag[k]) } }'
+fi
+if [ -s "$TMP/step" ]; then
+	echo
+	echo "Step search (50 connections, pipeline 1, default objective 5 ms), per round:"
+	echo "capacity ops/s, why it stopped, its wall time s, redis-benchmark -c $CLIENTS -P 1 closed-loop ops/s:"
+	sed 's/^/    /' "$TMP/step"
+fi
+echo
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

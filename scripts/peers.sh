@@ -7,6 +7,8 @@
 #   valkey-8.0       valkey-server 8.0 (bookworm-backports; built for bookworm)
 #   redis-8.0        redis-server 8.0 (trixie)
 #   valkey-8.1       valkey-server 8.1 (trixie)
+#   prometheus-3.16  prometheus + promtool 3.16, built from the Go module
+#                    (no Debian suite has it): `go install` of v0.316.0
 #
 # Nothing is installed into the system from the newer suites: packages are
 # fetched with `apt-get download` and unpacked with `dpkg -x`. The trixie
@@ -17,13 +19,23 @@
 # PEERS_METHOD=build builds Redis 8.0 from Debian's source package instead
 # (apt-get source + build-dep from bookworm + dpkg-buildpackage, nocheck).
 #
+# prometheus-3.16 comes from the Go module proxy (GOPROXY), compiled here
+# with GOBIN in its cache folder, on a module and build cache of its own
+# (a build cut by its timeout resumes from what it downloaded and compiled;
+# both are removed once the entry is complete). Without the service
+# discovery plugins (build tag remove_all_sd: the tests scrape static
+# targets) and without the web UI's assets, neither of which the tests use.
+# Where the proxy cannot be reached the entry is skipped with a message, and
+# the tests on it skip too; under CI=true that is an error.
+#
 # The suites are added in their own sources file with Pin-Priority 1, so
 # nothing on the system is ever upgraded from them; the mirror URI is taken
 # from the machine's own apt sources (no host name lives in the repository).
 #
 # Idempotent: an entry whose cache folder is complete is not fetched again,
-# and a warm cache runs no apt command at all. Bounded: every apt or build
-# step runs under `timeout` (PEERS_STEP_TIMEOUT, default 600 s).
+# and a warm cache runs no apt or go command at all. Bounded: every apt or
+# build step runs under `timeout` (PEERS_STEP_TIMEOUT, default 600 s; the
+# Go build of Prometheus under PEERS_GO_BUILD_TIMEOUT, default 1500 s).
 #
 # Usage: scripts/peers.sh [--print-env]
 #   PEERS_CACHE   cache folder (default /var/cache/redis-prober-peers as root,
@@ -49,17 +61,23 @@ else
 	CACHE="${PEERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/redis-prober/peers}"
 fi
 STEP_TIMEOUT="${PEERS_STEP_TIMEOUT:-600}"
+GO_BUILD_TIMEOUT="${PEERS_GO_BUILD_TIMEOUT:-1500}"
+GO="${GO:-go}"
 METHOD="${PEERS_METHOD:-relocate}"
 # APT_ETC is a seam for the scripts' tests (a fixture tree of sources).
 APT_ETC="${APT_ETC:-/etc/apt}"
 SOURCES=$APT_ETC/sources.list.d/redis-prober-peers.sources
 PINS=$APT_ETC/preferences.d/redis-prober-peers
 SUITES="sid trixie bookworm-backports"
-ALL="prometheus-3.5 redis_exporter valkey-8.0 redis-8.0 valkey-8.1"
+ALL="prometheus-3.5 redis_exporter valkey-8.0 redis-8.0 valkey-8.1 prometheus-3.16"
 
 # name|suite|packages|expected version prefix|binaries (path in the package:name in bin/)|needs trixie libc
+# A suite of "go" builds Go commands instead: packages is module@version,
+# the version prefix is what `--version` of the first binary must say, and
+# the binaries are package paths in the module:name in bin/.
 entry() {
 	case "$1" in
+	prometheus-3.16) echo "go|github.com/prometheus/prometheus@v0.316.0|3.16.|cmd/prometheus:prometheus cmd/promtool:promtool|no" ;;
 	prometheus-3.5) echo "sid|prometheus promtool|3.5.|usr/bin/prometheus:prometheus usr/bin/promtool:promtool|no" ;;
 	redis_exporter) echo "sid|prometheus-redis-exporter||usr/bin/prometheus-redis-exporter:redis_exporter|no" ;;
 	valkey-8.0) echo "bookworm-backports|valkey-server valkey-tools|8.0.|usr/bin/valkey-server:valkey-server usr/bin/valkey-cli:valkey-cli|no" ;;
@@ -82,6 +100,8 @@ print_env() {
 	echo "VALKEY_8_0=$CACHE/valkey-8.0/bin/valkey-server"
 	echo "REDIS_8_0=$CACHE/redis-8.0/bin/redis-server"
 	echo "VALKEY_8_1=$CACHE/valkey-8.1/bin/valkey-server"
+	echo "PROMTOOL_3_16=$CACHE/prometheus-3.16/bin/promtool"
+	echo "PROMETHEUS_3_16=$CACHE/prometheus-3.16/bin/prometheus"
 }
 
 # first_line prints the first line of its input after reading all of it, so
@@ -197,6 +217,10 @@ fetch() {
 		log "cached: $name $(cat "$dir/.complete")"
 		return 0
 	fi
+	if [ "$suite" = go ]; then
+		build_go "$name" "$pkgs" "$want" "$bins"
+		return 0
+	fi
 	local build=no
 	if [ "$METHOD" = build ] && [ "$name" = redis-8.0 ]; then
 		build=yes
@@ -249,6 +273,79 @@ fetch() {
 	fi
 	echo "$versions" >"$dir/.complete"
 	log "fetched: $name ($versions) in $((SECONDS - t0)) s${out:+: $out}"
+}
+
+# skip_go NAME WHY: the Go module proxy or toolchain is not there. Under
+# CI=true that fails the run; elsewhere the entry is left out with a message
+# and the tests that need it skip.
+skip_go() {
+	[ "${CI:-}" = true ] && die "$1: $2 (CI needs it)"
+	log "SKIPPING $1: $2; the tests on it skip (run scripts/peers.sh again where the proxy answers)"
+}
+
+# unreachable OUTPUT: whether go's error OUTPUT says the module proxy could
+# not be reached (as opposed to a version it does not have, or a build error).
+unreachable() {
+	case "$1" in
+	*"dial tcp"* | *"i/o timeout"* | *"no such host"* | *"connection refused"* | *"network is unreachable"* | \
+		*"TLS handshake timeout"* | *"GOPROXY=off"* | *"Client.Timeout exceeded"*) return 0 ;;
+	esac
+	return 1
+}
+
+# build_go NAME MODULE@VERSION WANT BINS: `go install` the module's commands
+# into the entry's bin/ (GOBIN), on a module and build cache kept in
+# NAME.work beside it until the entry is complete.
+build_go() {
+	local name="$1" modver="$2" want="$3" bins="$4" dir="$CACHE/$1" work="$CACHE/$1.work"
+	local mod="${modver%@*}" ver="${modver#*@}" t0=$SECONDS
+	command -v "$GO" >/dev/null 2>&1 || { skip_go "$name" "no go command ($GO) to build it with"; return 0; }
+	rm -rf "$dir"
+	mkdir -p "$dir/bin" "$work/mod" "$work/build" "$work/tmp"
+	# GOFLAGS=-modcacherw: the module cache can be removed without chmod.
+	local env=(env GOBIN="$dir/bin" GOMODCACHE="$work/mod" GOCACHE="$work/build" GOTMPDIR="$work/tmp"
+		GOFLAGS="-modcacherw" GO111MODULE=on CGO_ENABLED=0)
+	local out
+	log "$name: go mod download $modver from ${GOPROXY:-$("$GO" env GOPROXY)}"
+	if ! out="$(cd "$work" && step "${env[@]}" "$GO" mod download "$modver" 2>&1)"; then
+		rm -rf "$dir"
+		unreachable "$out" || die "$name: go mod download $modver failed: $out"
+		skip_go "$name" "the Go module proxy is unreachable: $(first_line <<<"$out")"
+		return 0
+	fi
+	local b pkgs=()
+	for b in $bins; do pkgs+=("$mod/${b%%:*}@$ver"); done
+	# `--version` says the release: the Prometheus module's versions v0.3MM.P
+	# are its releases 3.MM.P.
+	local rel="${ver#v}" vpkg=github.com/prometheus/common/version
+	if [[ $mod == github.com/prometheus/prometheus && $ver =~ ^v0\.3([0-9][0-9])\.([0-9]+)$ ]]; then
+		rel="3.$((10#${BASH_REMATCH[1]})).${BASH_REMATCH[2]}"
+	fi
+	local ldflags="-X $vpkg.Version=$rel -X $vpkg.Revision=$ver -X $vpkg.Branch=HEAD -X $vpkg.BuildUser=redis-prober-peers"
+	log "$name: go install ${pkgs[*]} (a first build compiles the module's dependencies: minutes; timeout ${GO_BUILD_TIMEOUT} s)"
+	local rc=0
+	out="$(cd "$work" && timeout --kill-after=10 "$GO_BUILD_TIMEOUT" "${env[@]}" "$GO" install -trimpath \
+		-tags remove_all_sd -ldflags "$ldflags" "${pkgs[@]}" 2>&1)" || rc=$?
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		die "$name: go install did not finish within PEERS_GO_BUILD_TIMEOUT=${GO_BUILD_TIMEOUT} s (kept $work: a next run resumes)"
+	fi
+	if [ "$rc" != 0 ]; then
+		# A download failure midway is the proxy's; anything else is a real error.
+		unreachable "$out" || die "$name: go install failed (kept $work to resume): $(tail -n 20 <<<"$out")"
+		skip_go "$name" "the Go module proxy became unreachable: $(first_line <<<"$out")"
+		return 0
+	fi
+	for b in $bins; do
+		[ -x "$dir/bin/${b##*:}" ] || die "$name: go install made no $dir/bin/${b##*:}"
+	done
+	local first="${bins%% *}"
+	first="${first##*:}"
+	out="$("$dir/bin/$first" --version 2>&1)" || die "$name: $dir/bin/$first does not run: $out"
+	out="$(first_line <<<"$out")"
+	case "$out" in *"version $want"*) ;; *) die "$name: $dir/bin/$first --version says \"$out\", expected version ${want}*" ;; esac
+	rm -rf "$work"
+	echo "$modver (go install, $("$GO" env GOVERSION), tag remove_all_sd)" >"$dir/.complete"
+	log "fetched: $name ($modver) in $((SECONDS - t0)) s: $out"
 }
 
 # relocate points every ELF executable under DIR/root/usr/bin at trixie's

@@ -163,3 +163,107 @@ func TestBuildSaysWhatItDoes(t *testing.T) {
 		t.Errorf("a failing build: err %v, output:\n%s", err, out)
 	}
 }
+
+// fakeGoProxy writes a go command for peers.sh's Go-built entries: with
+// offline set, every download fails as Go does without a network; else
+// `go install` writes prometheus and promtool into GOBIN, each saying it
+// is version 3.16.0. Every call is appended to the returned log.
+func fakeGoProxy(t *testing.T, offline bool) (goBin, calls string) {
+	t.Helper()
+	dir := t.TempDir()
+	calls = filepath.Join(dir, "calls")
+	fail := ""
+	if offline {
+		fail = `echo 'go: github.com/prometheus/prometheus@v0.316.0: Get "https://proxy.golang.org/github.com/prometheus/prometheus/@v/v0.316.0.info": dial tcp: lookup proxy.golang.org: no such host' >&2; exit 1`
+	}
+	goBin = filepath.Join(dir, "go")
+	write(t, goBin, fmt.Sprintf(`#!/bin/sh
+echo "$*" >>%q
+case "$1" in
+env) case "$2" in GOPROXY) echo https://proxy.golang.org,direct ;; GOVERSION) echo go1.26.8 ;; esac ;;
+mod) %s ;;
+install)
+	%s
+	for b in prometheus promtool; do
+		printf '#!/bin/sh\necho "%%s, version 3.16.0 (branch: HEAD, revision: v0.316.0)"\n' $b >"$GOBIN/$b"
+		chmod +x "$GOBIN/$b"
+	done ;;
+esac
+`, calls, fail, fail))
+	if err := os.Chmod(goBin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return goBin, calls
+}
+
+// TestPeersGoBuild: the Prometheus built from its Go module lands in the
+// cache with both binaries and a .complete marker, and a second run runs
+// no go command at all. Where the module proxy cannot be reached, the
+// entry is skipped with a message (exit 0), and under CI=true that fails
+// in one line.
+func TestPeersGoBuild(t *testing.T) {
+	run := func(goBin, cache string, ci bool) (string, error) {
+		cmd := exec.Command("bash", "./peers.sh")
+		cmd.Env = append(os.Environ(), "GO="+goBin, "PEERS_CACHE="+cache, "PEERS_ONLY=prometheus-3.16", "CI=")
+		if ci {
+			cmd.Env = append(cmd.Env, "CI=true")
+		}
+		var e bytes.Buffer
+		cmd.Stderr = &e
+		err := cmd.Run()
+		return e.String(), err
+	}
+
+	goBin, calls := fakeGoProxy(t, false)
+	cache := t.TempDir()
+	out, err := run(goBin, cache, false)
+	if err != nil {
+		t.Fatalf("peers.sh: %v\n%s", err, out)
+	}
+	for _, b := range []string{"prometheus", "promtool"} {
+		if _, err := os.Stat(filepath.Join(cache, "prometheus-3.16", "bin", b)); err != nil {
+			t.Errorf("no %s in the cache: %v\n%s", b, err, out)
+		}
+	}
+	marker, err := os.ReadFile(filepath.Join(cache, "prometheus-3.16", ".complete"))
+	if err != nil || !strings.Contains(string(marker), "github.com/prometheus/prometheus@v0.316.0") {
+		t.Errorf(".complete = %q, %v", marker, err)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "prometheus-3.16.work")); !os.IsNotExist(err) {
+		t.Errorf("the build's work folder is left behind: %v", err)
+	}
+	log, _ := os.ReadFile(calls)
+	if !strings.Contains(string(log), "install -trimpath") || !strings.Contains(string(log), "cmd/promtool@v0.316.0") {
+		t.Errorf("go was called as:\n%s", log)
+	}
+	if err := os.Remove(calls); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run(goBin, cache, false)
+	if err != nil || !strings.Contains(out, "cached: prometheus-3.16") {
+		t.Errorf("second run: %v\n%s", err, out)
+	}
+	if log, err := os.ReadFile(calls); err == nil {
+		t.Errorf("a warm cache ran go:\n%s", log)
+	}
+
+	offline, _ := fakeGoProxy(t, true)
+	cache = t.TempDir()
+	out, err = run(offline, cache, false)
+	if err != nil || !strings.Contains(out, "SKIPPING prometheus-3.16: the Go module proxy is unreachable") {
+		t.Errorf("offline, not CI: %v; want a SKIPPING line and exit 0:\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "prometheus-3.16")); !os.IsNotExist(err) {
+		t.Errorf("offline: a cache entry is left behind: %v", err)
+	}
+	out, err = run(offline, cache, true)
+	var errLines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "ERROR") {
+			errLines = append(errLines, l)
+		}
+	}
+	if err == nil || len(errLines) != 1 || !strings.Contains(errLines[0], "prometheus-3.16") {
+		t.Errorf("offline under CI=true: %v; want a failure with one ERROR line naming the entry:\n%s", err, out)
+	}
+}

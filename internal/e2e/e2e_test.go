@@ -78,9 +78,10 @@ const dataWait = 60 * time.Second
 // rule must return data, every alert expression must evaluate.
 func TestDashboardsAndRulesAgainstPrometheus(t *testing.T) {
 	promtest.Binary(t) // skip (or fail under CI) before building anything
-	// make test runs this on bookworm's Prometheus 2.42 and on 3.5
-	// (PROMETHEUS_BIN); every rule file of alerts/ loads on both.
-	t.Logf("Prometheus %d.x (%s=%q)", promtest.Major(t), promtest.BinEnv, os.Getenv(promtest.BinEnv))
+	// make test runs this on bookworm's Prometheus 2.42 and on 3.5 and
+	// 3.16 (PROMETHEUS_BIN); every rule file of alerts/ loads on each.
+	major, minor := promtest.Version(t)
+	t.Logf("Prometheus %d.%d (%s=%q)", major, minor, promtest.BinEnv, os.Getenv(promtest.BinEnv))
 	root := repoRoot(t)
 	ruleFiles, err := filepath.Glob(filepath.Join(root, "alerts", "*.yml"))
 	if err != nil || len(ruleFiles) == 0 {
@@ -293,7 +294,7 @@ func assertNativeHistograms(ctx context.Context, t *testing.T, prom *promtest.Se
 		t.Fatal(err)
 	}
 	if len(got) == 0 || !got[0].Histogram {
-		t.Errorf("redis_prober_latency_seconds is not stored as a native histogram (%d series): is --enable-feature=native-histograms on?", len(got))
+		t.Errorf("redis_prober_latency_seconds is not stored as a native histogram (%d series): does promtest ask for them the way this Prometheus needs (the feature flag before 3.9, scrape_native_histograms from 3.8)?", len(got))
 	}
 	if classic, err := prom.Query(ctx, `redis_prober_latency_seconds_bucket`); err == nil {
 		t.Logf("classic _bucket series stored beside the native ones: %d", len(classic))

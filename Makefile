@@ -44,8 +44,11 @@ test-go:
 # does not fetch them again. A missing one fails under CI=true and is skipped
 # with a message elsewhere.
 PEERS_CACHE ?= $(if $(filter 0,$(shell id -u)),/var/cache/redis-prober-peers,$(HOME)/.cache/redis-prober/peers)
-PROMTOOLS   ?= $(or $(shell command -v promtool),promtool)=2.42 $(PEERS_CACHE)/prometheus-3.5/bin/promtool=3.5
-PROMETHEUS3 ?= $(PEERS_CACHE)/prometheus-3.5/bin/prometheus
+PROMTOOLS   ?= $(or $(shell command -v promtool),promtool)=2.42 $(PEERS_CACHE)/prometheus-3.5/bin/promtool=3.5 \
+               $(PEERS_CACHE)/prometheus-3.16/bin/promtool=3.16
+# version=binary of each Prometheus the e2e test runs on beside 2.42 (PATH).
+PROMETHEUS3 ?= 3.5=$(PEERS_CACHE)/prometheus-3.5/bin/prometheus \
+               3.16=$(PEERS_CACHE)/prometheus-3.16/bin/prometheus
 # name=binary of each server the server tests run on beside Redis 7.0 (PATH).
 SERVERS     ?= redis-8.0=$(PEERS_CACHE)/redis-8.0/bin/redis-server \
                valkey-8.0=$(PEERS_CACHE)/valkey-8.0/bin/valkey-server \
@@ -78,13 +81,15 @@ test-rules:
 		$$bin test rules $$tests; \
 	done
 
-## test-e2e-matrix: the dashboard and rule e2e test on Prometheus 3.5 (test-go
-## ran it on 2.42).
+## test-e2e-matrix: the dashboard and rule e2e tests, and promtest's own,
+## on Prometheus 3.5 and 3.16 (test-go ran them on 2.42). promtest asks each
+## for native histograms the way it needs: the feature flag before 3.9,
+## scrape_native_histograms: true from 3.8.
 test-e2e-matrix:
-	@set -e; for bin in $(PROMETHEUS3); do \
-		$(call peer,$$bin,e2e on Prometheus 3.5); \
+	@set -e; for pb in $(PROMETHEUS3); do ver=$${pb%%=*}; bin=$${pb#*=}; \
+		$(call peer,$$bin,e2e on Prometheus $$ver); \
 		echo "e2e on $$($$bin --version 2>&1 | sed -n 1p)"; \
-		PROMETHEUS_BIN=$$bin $(GO) test -count=1 -timeout 10m ./internal/e2e/; \
+		PROMETHEUS_BIN=$$bin $(GO) test -count=1 -timeout 10m ./internal/promtest/ ./internal/e2e/; \
 	done
 
 ## test-servers: the collector and probe tests on each newer server (test-go

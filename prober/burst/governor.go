@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/bytesize"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -178,8 +179,8 @@ func (g Guards) Admit(s ServerState, plan Plan) Decision {
 		planned := plan.PlannedBytes()
 		allowed := int64(float64(limit) * (1 - g.MemoryHeadroom))
 		if s.UsedMemory+planned > allowed {
-			return skip(ReasonMemory, "used_memory %d + planned %d bytes exceeds %.0f%% of %s %d",
-				s.UsedMemory, planned, 100*(1-g.MemoryHeadroom), of, limit)
+			return skip(ReasonMemory, "used_memory %s + planned %s exceeds %.0f%% of %s %s",
+				bytesize.IEC(s.UsedMemory), bytesize.IEC(planned), 100*(1-g.MemoryHeadroom), of, bytesize.IEC(limit))
 		}
 	}
 	if g.MaxServerOps > 0 && s.OpsPerSec > g.MaxServerOps {
@@ -205,7 +206,7 @@ func (g Guards) Watch(s ServerState, plan Plan) Decision {
 	if limit, of := s.memoryLimit(); limit > 0 {
 		allowed := int64(float64(limit) * (1 - g.MemoryHeadroom))
 		if s.UsedMemory > allowed {
-			return abort(ReasonMemory, "used_memory %d exceeds %.0f%% of %s %d", s.UsedMemory, 100*(1-g.MemoryHeadroom), of, limit)
+			return abort(ReasonMemory, "used_memory %s exceeds %.0f%% of %s %s", bytesize.IEC(s.UsedMemory), 100*(1-g.MemoryHeadroom), of, bytesize.IEC(limit))
 		}
 	}
 	return Decision{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,8 +78,14 @@ func TestGuardsDecide(t *testing.T) {
 	big := testPlan()
 	big.MaxBytes, big.Rate = 9<<20, 0
 	big.Keys.Max = 1 << 20
-	if d := g.Admit(ServerState{Role: "master", UsedMemory: 1 << 20, MaxMemory: 10 << 20}, big); d.Reason != ReasonMemory {
+	d := g.Admit(ServerState{Role: "master", UsedMemory: 1 << 20, MaxMemory: 10 << 20}, big)
+	if d.Reason != ReasonMemory {
 		t.Errorf("a plan that may write 9 MiB into 1 of 10 MiB used was admitted: %+v", d)
+	}
+	// Issue 28: sizes as people read them, not raw byte counts.
+	if !strings.Contains(d.Detail, "used_memory 1 MiB") || !strings.Contains(d.Detail, "maxmemory 10 MiB") ||
+		regexp.MustCompile(`\d{5,}`).MatchString(d.Detail) {
+		t.Errorf("detail %q", d.Detail)
 	}
 }
 

@@ -85,6 +85,9 @@ func TestStepLoadFindsCapacity(t *testing.T) {
 	if err := report.WriteStepChart(&svg, rep); err != nil {
 		t.Fatal(err)
 	}
+	if !strings.Contains(svg.String(), ">knee ") {
+		t.Errorf("the chart does not mark the knee:\n%s", svg.String())
+	}
 	dec := xml.NewDecoder(&svg)
 	for {
 		if _, err := dec.Token(); err != nil {

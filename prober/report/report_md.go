@@ -1,11 +1,13 @@
 package report
 
 import (
+	"cmp"
 	"embed"
 	"fmt"
 	"html"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -286,7 +288,17 @@ func WriteStepChart(w io.Writer, rep *Report) error {
 		xt = append(xt, svgTick{Pos: math.Round(x(v)*10) / 10, Label: tickLabel(v, step)})
 	}
 	series := []svgSeries{{Name: "p50", Color: "#1f77b4"}, {Name: "p99", Color: "#ff7f0e"}, {Name: "p99.9", Color: "#d62728"}}
-	for _, s := range rep.Steps {
+	// The search visits rates out of order (a ramp, then bisection): the
+	// curve is drawn by throughput.
+	steps := slices.Clone(rep.Steps)
+	slices.SortStableFunc(steps, func(a, b StepReport) int { return cmp.Compare(a.Achieved, b.Achieved) })
+	kneeX, kneeLabel := -1.0, ""
+	for _, s := range steps {
+		if s.Knee {
+			kneeX, kneeLabel = math.Round(x(s.Achieved)*10)/10, "knee "+thousands(s.Achieved)+" ops/s"
+		}
+	}
+	for _, s := range steps {
 		for i, v := range []float64{s.P50Ms, s.P99Ms, s.P999Ms} {
 			d := svgDot{X: math.Round(x(s.Achieved)*10) / 10, Y: math.Round(y(v)*10) / 10}
 			series[i].Dots = append(series[i].Dots, d)
@@ -301,6 +313,7 @@ func WriteStepChart(w io.Writer, rep *Report) error {
 		"YTitleY": (top + bottom) / 2, "LegendX": left + 12,
 		"YTicks": yt, "XTicks": xt, "Series": series,
 		"ObjectiveY": y(objMs), "ObjectiveLabelY": y(objMs) - 5, "Objective": html.EscapeString(objective.String()),
+		"KneeX": kneeX, "Knee": kneeLabel, "KneeLabelY": top + 12,
 	})
 }
 

@@ -260,6 +260,75 @@ func checkRendered(t *testing.T, h *helmRelease, values, set []string) {
 	}
 }
 
+// TestMonitorsAskForNativeHistograms: with nativeHistograms on (the
+// default) both monitors ask for protobuf first and carry
+// scrapeNativeHistograms: true, without which a Prometheus 3.8+ stores no
+// native histogram (the field of prometheus-operator 0.88+; the objects are
+// decoded strictly into the operator's current types, so a misspelt field
+// fails). scrapeNativeHistograms=false leaves the field out, for an older
+// operator; nativeHistograms=false asks for neither.
+func TestMonitorsAskForNativeHistograms(t *testing.T) {
+	monitors := []string{"serviceMonitor.enabled=true", "podMonitor.enabled=true"}
+	both := func(key, value string) []string {
+		return []string{"serviceMonitor." + key + "=" + value, "podMonitor." + key + "=" + value}
+	}
+	cases := []struct {
+		name   string
+		set    []string
+		proto  bool // PrometheusProto first in scrapeProtocols
+		native bool // scrapeNativeHistograms: true rendered
+	}{
+		{"default", nil, true, true},
+		{"operator older than 0.88", both("scrapeNativeHistograms", "false"), true, false},
+		{"classic only", both("nativeHistograms", "false"), false, false},
+	}
+	forEachHelm(t, func(t *testing.T, h *helmRelease) {
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				byKind := typed(t, render(t, h, nil, append(slices.Clone(monitors), c.set...)))
+				type monitor struct {
+					kind      string
+					protocols []monitoringv1.ScrapeProtocol
+					nh        monitoringv1.NativeHistogramConfig
+				}
+				var got []monitor
+				for _, o := range byKind["ServiceMonitor"] {
+					sm := o.(*monitoringv1.ServiceMonitor)
+					got = append(got, monitor{"ServiceMonitor", sm.Spec.ScrapeProtocols, sm.Spec.NativeHistogramConfig})
+				}
+				for _, o := range byKind["PodMonitor"] {
+					pm := o.(*monitoringv1.PodMonitor)
+					got = append(got, monitor{"PodMonitor", pm.Spec.ScrapeProtocols, pm.Spec.NativeHistogramConfig})
+				}
+				if len(got) != 2 {
+					t.Fatalf("%d monitors rendered, want a ServiceMonitor and a PodMonitor", len(got))
+				}
+				for _, m := range got {
+					if proto := len(m.protocols) > 0 && m.protocols[0] == monitoringv1.PrometheusProto; proto != c.proto {
+						t.Errorf("%s: scrapeProtocols %v, want PrometheusProto first: %v", m.kind, m.protocols, c.proto)
+					}
+					switch sn := m.nh.ScrapeNativeHistograms; {
+					case c.native && (sn == nil || !*sn):
+						t.Errorf("%s: scrapeNativeHistograms %v, want true", m.kind, ptrString(sn))
+					case !c.native && sn != nil:
+						t.Errorf("%s: scrapeNativeHistograms %v, want it left out", m.kind, ptrString(sn))
+					}
+					if sc := m.nh.ScrapeClassicHistograms; sc == nil || !*sc {
+						t.Errorf("%s: scrapeClassicHistograms %v, want true (the default)", m.kind, ptrString(sc))
+					}
+				}
+			})
+		}
+	})
+}
+
+func ptrString(b *bool) string {
+	if b == nil {
+		return "left out"
+	}
+	return fmt.Sprint(*b)
+}
+
 var configFile = regexp.MustCompile(`/etc/redis-prober/[^\s"',\]}]+`)
 
 // checkConfigFiles: every file the prober's config names (password_file,

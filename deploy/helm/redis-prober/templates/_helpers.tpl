@@ -242,10 +242,16 @@ metricRelabelings:
 {{- end }}
 {{- end }}
 
-{{/* Monitor-level native-histogram settings (prometheus-operator >= 0.72). */}}
+{{/* Monitor-level native-histogram settings: scrapeProtocols
+(prometheus-operator >= 0.72) so protobuf, the format that carries native
+histograms, is asked for first; scrapeNativeHistograms (>= 0.88), which a
+Prometheus 3.8+ needs to store them at all. */}}
 {{- define "redis-prober.nativeHistograms" -}}
 {{- if .nativeHistograms }}
 scrapeProtocols: [PrometheusProto, OpenMetricsText1.0.0, OpenMetricsText0.0.1, PrometheusText0.0.4]
+{{- if .scrapeNativeHistograms }}
+scrapeNativeHistograms: true
+{{- end }}
 {{- end }}
 scrapeClassicHistograms: {{ .scrapeClassicHistograms }}
 {{- end }}

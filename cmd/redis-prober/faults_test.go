@@ -324,11 +324,13 @@ func TestFaultMaxmemoryNoeviction(t *testing.T) {
 	setErr := `redis_prober_requests_total{command="set",node="",phase="probe",result="error",target="` + target + `"}`
 	var upSeen []float64
 	m := p.waitMetric(t, "OOM on set, reads ok, a burst refused", func(m string) bool {
-		if v, ok := value(m, upSeries(target)); ok {
-			upSeen = append(upSeen, v)
-		}
 		e, _ := value(m, setErr)
 		g, _ := value(m, okSeries(target, "get"))
+		// up is 0 until the first request is settled (a request is
+		// counted just before up is set): it is read once two are in.
+		if v, ok := value(m, upSeries(target)); ok && e+g >= 2 {
+			upSeen = append(upSeen, v)
+		}
 		return e >= 10 && g >= 10 && burstRuns(m, target, "skipped") >= 1
 	})
 	for _, v := range upSeen {

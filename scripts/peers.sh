@@ -23,8 +23,10 @@
 # with GOBIN in its cache folder, on a module and build cache of its own
 # (a build cut by its timeout resumes from what it downloaded and compiled;
 # both are removed once the entry is complete). Without the service
-# discovery plugins (build tag remove_all_sd: the tests scrape static
-# targets) and without the web UI's assets, neither of which the tests use.
+# discovery plugins (build tag remove_all_sd): the tests scrape static
+# targets, and the plugins' cloud SDKs are a large share of the compile.
+# Without the web UI's assets too:
+# the tests use the HTTP API only.
 # Where the proxy cannot be reached the entry is skipped with a message, and
 # the tests on it skip too; under CI=true that is an error.
 #

@@ -25,8 +25,7 @@
 # both are removed once the entry is complete). Without the service
 # discovery plugins (build tag remove_all_sd): the tests scrape static
 # targets, and the plugins' cloud SDKs are a large share of the compile.
-# Without the web UI's assets too:
-# the tests use the HTTP API only.
+# Without the web UI's assets too: the tests use the HTTP API only.
 # Where the proxy cannot be reached the entry is skipped with a message, and
 # the tests on it skip too; under CI=true that is an error.
 #

@@ -15,18 +15,10 @@ type KernelStamps struct{ sc *stampConn }
 // StampLoad turns kernel timestamps on for c, a connected TCP socket that
 // carries load (many requests in flight): it returns the connection to
 // use in c's place (TLS goes on top of it, so its stamps are the records')
-// and its stamps. withTX asks for the departure of every write too; without
-// it a request starts at the prober's reading just before its write (an
-// unpaced load sends each batch as the last reply is read: the error
-// queue's stamp per write cost it a tenth of its throughput). It fails
-// where the kernel gives no stamps (unix sockets, other systems); the
-// caller then times by its own clock.
-func StampLoad(c net.Conn, withTX bool) (net.Conn, *KernelStamps, error) {
-	flags := stampFlags
-	if !withTX {
-		flags = rxStampFlags
-	}
-	sc, err := enableStampsFlags(c, flags)
+// and its stamps. It fails where the kernel gives no stamps (unix sockets,
+// other systems); the caller then times by its own clock.
+func StampLoad(c net.Conn) (net.Conn, *KernelStamps, error) {
+	sc, err := enableStamps(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -35,15 +27,11 @@ func StampLoad(c net.Conn, withTX bool) (net.Conn, *KernelStamps, error) {
 	return sc, &KernelStamps{sc: sc}, nil
 }
 
-// LastWrite is when the last write's last byte left, by its kernel stamp
-// (without TX stamps: when the write began), and when the write began by
-// the prober's clock; ok is false when the stamp is missing or is not of
-// this write.
+// LastWrite is when the last write's last byte left, by its kernel stamp,
+// and when the write began by the prober's clock; ok is false when the
+// stamp is missing or is not of this write.
 func (k *KernelStamps) LastWrite() (tx, wrote time.Time, ok bool) {
 	ex := k.sc.last()
-	if k.sc.noTX {
-		return ex.writeAt, ex.writeAt, true
-	}
 	if !ex.tx {
 		return time.Time{}, ex.writeAt, false
 	}

@@ -54,21 +54,12 @@ type stampConn struct {
 	// blocking ppoll slot (fastSlots): it reads, and parks on the
 	// netpoller when nothing is there yet, like any Go socket.
 	load bool
-	// noTX: the socket stamps arrivals only (rxStampFlags).
-	noTX bool
 }
 
 // enableStamps turns kernel timestamping on for a connected TCP socket. The
 // kernel refuses OPT_ID before the connection is established, so this runs
 // after the dial and before anything is written.
-func enableStamps(c net.Conn) (*stampConn, error) { return enableStampsFlags(c, stampFlags) }
-
-// rxStampFlags asks for arrival stamps only: a connection that does not
-// need its writes' departures (an unpaced load) spares the kernel a stamp
-// on the error queue per write, and Go's netpoller the wake-up it causes.
-const rxStampFlags = unix.SOF_TIMESTAMPING_RX_SOFTWARE | unix.SOF_TIMESTAMPING_SOFTWARE
-
-func enableStampsFlags(c net.Conn, flags int) (*stampConn, error) {
+func enableStamps(c net.Conn) (*stampConn, error) {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return nil, errNoStamps
@@ -79,7 +70,7 @@ func enableStampsFlags(c net.Conn, flags int) (*stampConn, error) {
 	}
 	var serr error
 	if err := rc.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, flags)
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPING, stampFlags)
 	}); err != nil {
 		return nil, err
 	}
@@ -88,7 +79,6 @@ func enableStampsFlags(c net.Conn, flags int) (*stampConn, error) {
 	}
 	s := &stampConn{TCPConn: tc, rc: rc,
 		oob: make([]byte, unix.CmsgSpace(3*16)), errOOB: make([]byte, 2*unix.CmsgSpace(64))}
-	s.noTX = flags&unix.SOF_TIMESTAMPING_TX_SOFTWARE == 0
 	s.readFn = s.recv
 	s.drainFn = s.drain
 	s.pollFn = s.poll
@@ -265,9 +255,7 @@ func (s *stampConn) Write(b []byte) (int, error) {
 		// The software TX stamp is taken as the segment goes to the
 		// device, within the write on an idle socket; taking it now also
 		// clears the error queue before the reply is awaited.
-		if !s.noTX {
-			_ = s.rc.Control(s.drainFn)
-		}
+		_ = s.rc.Control(s.drainFn)
 	}
 	return n, err
 }
@@ -282,7 +270,7 @@ func (s *stampConn) drain(fd uintptr) {
 // last returns the exchange of the last write and read. A TX stamp that
 // had not come by the end of the write is looked for once more.
 func (s *stampConn) last() exchange {
-	if !s.ex.tx && !s.noTX {
+	if !s.ex.tx {
 		_ = s.rc.Control(s.drainFn)
 	}
 	return s.ex

@@ -9,17 +9,9 @@ import "net"
 type stampConn struct {
 	net.Conn
 	load bool
-	noTX bool
 	ex   exchange
 }
 
 func enableStamps(net.Conn) (*stampConn, error) { return nil, errNoStamps }
-
-const (
-	stampFlags   = 0
-	rxStampFlags = 0
-)
-
-func enableStampsFlags(net.Conn, int) (*stampConn, error) { return nil, errNoStamps }
 
 func (s *stampConn) last() exchange { return exchange{} }

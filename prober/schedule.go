@@ -71,8 +71,11 @@ func (t *Timetable) Due(k int64, now time.Duration) time.Duration {
 	return time.Duration(k) * t.interval
 }
 
-// OverdueFrom is Overdue with next, the first slot not yet claimed, given.
-func (t *Timetable) OverdueFrom(next int64, now, older time.Duration) (int64, time.Duration) {
+// Overdue counts the slots from next (the first not yet taken) that have
+// been due for longer than older at now (counted from the start), and the
+// age of the oldest: a stalled server leaves them waiting, and they will be
+// charged from their due time.
+func (t *Timetable) Overdue(next int64, now, older time.Duration) (int64, time.Duration) {
 	if t.interval <= 0 || now < older {
 		return 0, 0
 	}
@@ -81,13 +84,6 @@ func (t *Timetable) OverdueFrom(next int64, now, older time.Duration) (int64, ti
 		return 0, 0
 	}
 	return dueUpTo - next, now - time.Duration(next)*t.interval
-}
-
-// Overdue counts the slots due for longer than older but not yet claimed
-// at now (counted from the start), and the age of the oldest: a stalled
-// server leaves them waiting, and they will be charged from their due time.
-func (t *Timetable) Overdue(now, older time.Duration) (int64, time.Duration) {
-	return t.OverdueFrom(t.next.Load(), now, older)
 }
 
 // chargeFrom decides where a request's latency clock starts.

@@ -96,7 +96,6 @@ if [ -z "${MEMTIER:-}" ]; then
 		MEMTIER="$MEMTIER_CACHE/memtier_benchmark"
 	fi
 fi
-memtier_benchmark() { "$MEMTIER" "$@"; }
 have_memtier() { [ -n "${MEMTIER:-}" ] && [ -x "$MEMTIER" ]; }
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo 16399)
@@ -162,7 +161,7 @@ PY
 					<<<"$out" >>"$TMP/paced"
 			fi
 			if have_memtier; then
-				memtier_benchmark -s 127.0.0.1 -p "$PORT" --threads=1 --clients="$conns" --ratio=0:1 \
+				"$MEMTIER" -s 127.0.0.1 -p "$PORT" --threads=1 --clients="$conns" --ratio=0:1 \
 					--data-size="$DATA_SIZE" --key-minimum=1 --key-maximum="$KEY_RANGE" --test-time="$secs" \
 					--rate-limiting=$((rate / conns)) --hide-histogram >"$TMP/mt.out" 2>&1 || continue
 				awk -v c="$conns" -v r="$rate" '$1 == "Totals" {print "memtier-user", c, r, $6 * 1000, $7 * 1000, $8 * 1000, "-"}' \

@@ -82,7 +82,7 @@ func TestBurstCommandStepReport(t *testing.T) {
 	}
 	// Both steps met 1s (a loaded host must not fail a test of the report: the
 	// governor's p99 abort is off too, and 1 s steps are saturated only by a
-	// stall of 111 ms at their end): the answer is the ramp's ceiling, a lower bound.
+	// stall of 111 ms at their end): the answer is the search's own bound, a lower bound.
 	if !strings.Contains(stdout, "STEP LOAD") || !strings.Contains(stdout, "Capacity: at least ") ||
 		!strings.Contains(stdout, "not at the server's knee") || !strings.Contains(stdout, "lag p99 ms") {
 		t.Fatalf("stdout:\n%s", stdout)

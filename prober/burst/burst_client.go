@@ -382,10 +382,9 @@ func (w *loadWorker) takeSlots(now time.Duration) (n int, ok bool) {
 		select {
 		case k = <-l.slots:
 			w.intended[n] = l.pacer.Due(k, 0)
-			continue
 		default:
+			return n, true
 		}
-		break
 	}
 	return n, true
 }

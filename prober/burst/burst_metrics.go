@@ -46,7 +46,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"target", "node", "plan"}),
 		capacity: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "redis_prober_capacity_ops_per_second",
-			Help: "Highest throughput that met the latency objective in the last step-load capacity search (0 when none did); a lower bound when every step met it, the search stopping at its rate ceiling (--burst.rate), not at the server's limit.",
+			Help: "Highest throughput that met the latency objective in the last step-load capacity search (0 when none did); the knee; a lower bound when the search stopped on its own bound (its rate ceiling, --burst.rate, or its time) or as client-bound, not at the server's knee.",
 		}, []string{"target", "node", "plan"}),
 		lastLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "redis_prober_burst_last_schedule_lag_seconds",

@@ -67,5 +67,5 @@ func (l *burstLoad) queuedOverdue(now, older time.Duration) (int64, time.Duratio
 		}
 	}
 	taken := l.dispatched.Load() - int64(len(l.slots))
-	return l.pacer.OverdueFrom(taken, now, older)
+	return l.pacer.Overdue(taken, now, older)
 }

@@ -145,6 +145,10 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 	total := newCommandStats("totals")
 	var elapsed time.Duration
 	var bytes int64
+	// The search as one burst has its steps' client figures too: their
+	// lags, stamped requests and CPU (weighted by each step's wall time).
+	lag, stamped := newLatencyHist(), int64(0)
+	var cpu, wall float64
 	final.Outcome, final.Reason = OutcomeCompleted, ReasonNone
 	steps, bound := sp.Steps(plan.Warmup)
 	search := newKneeSearch(sp)
@@ -167,6 +171,13 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 			total.merge(res.Total)
 			elapsed += res.Elapsed
 		}
+		if res.Lag != nil {
+			lag.Merge(res.Lag)
+			stamped += res.Stamped
+		}
+		if w := res.End.Sub(res.Start).Seconds(); w > 0 {
+			cpu, wall = cpu+res.ClientCPU*w, wall+w
+		}
 		row := StepRow{Rate: rate, Achieved: res.OpsPerSec(), Result: res, Confirm: search.confirming}
 		row.Why = stepVerdict(sp, &res)
 		row.Passed = row.Why == ""
@@ -184,7 +195,9 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 			final.Outcome, final.Reason, final.Detail = res.Outcome, res.Reason, res.Detail
 		}
 		if row.Passed {
-			out.Capacity, out.Rate = max(out.Capacity, row.Achieved), max(out.Rate, rate)
+			if rate > out.Rate {
+				out.Capacity, out.Rate = row.Achieved, rate
+			}
 			if res.Bound == "bytes" {
 				out.Stop = "bytes"
 				break
@@ -219,6 +232,10 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 		final.MeasureStart = out.Steps[0].Result.MeasureStart
 	}
 	final.Total, final.Elapsed, final.BytesWritten, final.Bound = total, elapsed, bytes, out.Stop
+	final.Lag, final.Stamped = lag, stamped
+	if wall > 0 {
+		final.ClientCPU = cpu / wall
+	}
 	b.cleanup(ctx, plan, written, &final)
 	out.Final = final
 	b.logResult(&final)

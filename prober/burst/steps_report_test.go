@@ -35,10 +35,13 @@ func TestStepLoadFindsCapacity(t *testing.T) {
 			t.Fatalf("step %d: %d of %d requests stamped, %d lags", i, r.Stamped, r.Total.Ops, r.Lag.TotalCount())
 		}
 	}
+	if f := res.Final; f.Lag == nil || f.Lag.TotalCount() != f.Total.Ops || f.Stamped == 0 || f.ClientCPU <= 0 {
+		t.Fatalf("the search as one burst lacks its steps' client figures: stamped %d of %d, cpu %v", f.Stamped, f.Total.Ops, f.ClientCPU)
+	}
 	if res.Rate != 900 || res.Capacity < 800 {
 		t.Fatalf("capacity %.0f at rate %.0f, want about 900", res.Capacity, res.Rate)
 	}
-	// Every step met the objective: 900 is the ramp's ceiling, not the
+	// Every step met the objective: 900 is the search's own bound, not the
 	// server's, and every output must say so.
 	if !res.LowerBound {
 		t.Fatal("a search whose every step met the objective does not call its capacity a lower bound")
@@ -74,13 +77,13 @@ func TestStepLoadFindsCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| 3 | 900 |", "← knee", "![", "(steps.svg)", "**At least ", "ops/s met p99 < 1s",
-		"the ramp's ceiling, not the server's", "The search stopped: the most steps allowed were run."} {
+		"a lower bound, not the server's knee", "The search stopped: the most steps allowed were run."} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
 	}
 	if strings.Contains(md.String(), "Highest rate that met") {
-		t.Errorf("markdown calls the ramp's ceiling the highest rate that met the objective:\n%s", md.String())
+		t.Errorf("markdown calls the search's own bound the highest rate that met the objective:\n%s", md.String())
 	}
 	if err := report.WriteStepChart(&svg, rep); err != nil {
 		t.Fatal(err)

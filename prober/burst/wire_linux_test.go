@@ -10,10 +10,10 @@ import (
 	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
-// TestStampedBurstLatency: a burst over TCP is timed by the kernel's
+// TestStampedBurstLatency: a paced burst over TCP is timed by the kernel's
 // stamps, and a stamped latency is never above the prober's own reading
-// of the same request nor below zero (it would be, were a stamp matched
-// to another write or read).
+// of the same request (it would be, were a stamp matched to another write
+// or read).
 func TestStampedBurstLatency(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, pipeline := range []int{1, 8} {
@@ -30,8 +30,10 @@ func TestStampedBurstLatency(t *testing.T) {
 		if n := b.stampOverUser.Load(); n != 0 {
 			t.Fatalf("pipeline %d: %d stamped latencies above the prober's own reading", pipeline, n)
 		}
-		if res.Total.Hist.Min() < 0 || res.Lag.TotalCount() != res.Total.Ops {
-			t.Fatalf("pipeline %d: min latency %d ns, %d lags of %d requests", pipeline, res.Total.Hist.Min(), res.Lag.TotalCount(), res.Total.Ops)
+		// Below zero cannot be recorded (wireTime refuses an arrival
+		// before its request left); every measured request has its lag.
+		if res.Lag.TotalCount() != res.Total.Ops {
+			t.Fatalf("pipeline %d: %d lags of %d requests", pipeline, res.Lag.TotalCount(), res.Total.Ops)
 		}
 	}
 }

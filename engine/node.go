@@ -83,6 +83,14 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 			probeRec = history.TapRecorder(probeRec, tap.probeSamples(t, names))
 		}
 	}
+	for _, svc := range e.services {
+		if ex, ok := svc.(requestExplainer); ok {
+			tap, tasks, done := ex.explainNode(t, control)
+			defer done()
+			probeRec = tap(probeRec)
+			housekeeping = append(housekeeping, tasks...)
+		}
+	}
 	// The probe's workers need no goroutine here: with their connections
 	// open they are the poller's.
 	probeDone := prober.NewProbe(cfg, t.Endpoint, probeRec, faults).Start(ctx)

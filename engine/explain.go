@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/explain"
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// ExplainConfig is slow-request attribution in run mode.
+type ExplainConfig struct {
+	Log     *slog.Logger
+	Metrics *explain.Metrics // registered by the caller
+	Paths   collector.Paths  // where a local redis-server's /proc is read
+	// Threshold fixes the slow threshold; 0 follows each node's own p99
+	// under its objective (explain.BaselineFactor).
+	Threshold time.Duration
+}
+
+// Explain attributes every slow probe request of every node to one cause
+// (package explain): it taps the node's probe samples and reads the
+// node's sources on its housekeeping loop.
+type Explain struct {
+	cfg ExplainConfig
+}
+
+var (
+	_ Service          = (*Explain)(nil)
+	_ requestExplainer = (*Explain)(nil)
+)
+
+// requestExplainer is a service that attributes a node's slow probe
+// requests: the engine hands it the node's probe samples through tap, runs
+// its tasks on the node's housekeeping loop, and calls done when the node
+// stops.
+type requestExplainer interface {
+	explainNode(t Target, control *redis.Client) (tap func(prober.Recorder) prober.Recorder, tasks []Task, done func())
+}
+
+// NewExplain returns the service; add it to the engine's services.
+func NewExplain(cfg ExplainConfig) *Explain {
+	if cfg.Metrics == nil {
+		cfg.Metrics = explain.NewMetrics()
+	}
+	return &Explain{cfg: cfg}
+}
+
+// Name names the service in logs.
+func (s *Explain) Name() string { return "explain" }
+
+// RunTarget has nothing to run: its work is the node's (explainNode).
+func (s *Explain) RunTarget(context.Context, Target, *redis.Client) {}
+
+// Node is the attribution of target's node, nil when it does not run.
+func (s *Explain) Node(target, node string) *explain.Node { return s.cfg.Metrics.Node(target, node) }
+
+func (s *Explain) explainNode(t Target, control *redis.Client) (func(prober.Recorder) prober.Recorder, []Task, func()) {
+	n := explain.NewNode(explain.Config{Objective: t.Objective, Threshold: s.cfg.Threshold})
+	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths})
+	remove := s.cfg.Metrics.Add(t.Name, t.Node, n)
+	tasks := []Task{{Every: explain.TickInterval, Run: r.Tick}}
+	if loopback(t.Endpoint) {
+		// /proc between the ticks only where the server can be local: at
+		// a thousand remote targets ten wake-ups a second each would cost
+		// more than the rest of a node's housekeeping.
+		tasks = append(tasks, Task{Every: explain.ProcInterval, Run: r.SampleProc})
+	}
+	return n.Tap, tasks, remove
+}
+
+// loopback says whether ep is on this host by its address: a unix socket,
+// localhost or a loopback IP.
+func loopback(ep prober.Endpoint) bool {
+	if ep.Network == "unix" {
+		return true
+	}
+	host, _, err := net.SplitHostPort(ep.Addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

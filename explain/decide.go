@@ -1,0 +1,78 @@
+package explain
+
+import "time"
+
+// Evidence is one thing a source saw on the node's timeline: a stall of
+// the main thread (a fork, a slow command, a latency event) or a state
+// that held (a child process running, keys being evicted), somewhere in
+// [From, To]. The window is as wide as the source's resolution: a fork
+// seen between two INFO reads lies between them; a SLOWLOG entry, stamped
+// in whole server seconds, ended within that second. Times are Unix
+// nanoseconds on the prober's clock (server times are moved by the clock
+// offset, see clockOffset).
+type Evidence struct {
+	Cause    Cause
+	From, To int64
+	// Dur is how long the stall lasted, when the source says (latest_fork_usec,
+	// a SLOWLOG entry's duration, a latency event's milliseconds, a run
+	// delay); 0 for a state that held, whose cost the source does not give.
+	Dur time.Duration
+}
+
+// Request is one slow probe request as the attribution sees it.
+type Request struct {
+	End     int64         // Unix ns: the reply's arrival in the kernel (its RX stamp), or its read
+	Latency time.Duration // as charged (from its TX stamp or due time)
+	// UserClock: the request was timed by the prober's own clock, so this
+	// host's delays are in its figure.
+	UserClock bool
+}
+
+// Start is when the request's charge began.
+func (r Request) Start() int64 { return r.End - int64(r.Latency) }
+
+// Decide attributes a slow request (latency at or above threshold) to one
+// cause, from the evidence whose window overlaps the request:
+//
+//  1. a cause whose timed stalls account for the request wins: their
+//     durations added up leave less than the threshold of its latency, so
+//     without them it would not have been slow;
+//  2. else a cause that merely coincides with it: a state that held, or
+//     a timed stall too short to account for it but at least half the
+//     threshold;
+//  3. else Unexplained.
+//
+// Within each step the first cause in the order of precedence (the order
+// of the Cause constants) wins. Host evidence counts only for a request
+// timed by the prober's own clock: a kernel-stamped latency has this
+// host's delays out of its figure already.
+func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
+	var timed [NumCauses]time.Duration
+	var seen [NumCauses]bool
+	from, to := r.Start(), r.End
+	for _, e := range ev {
+		if e.Cause >= Unexplained || e.To < from || e.From > to {
+			continue
+		}
+		if e.Cause == Host && !r.UserClock {
+			continue
+		}
+		// A stall too short to matter (under half the threshold) is no
+		// coincidence worth naming.
+		if e.Dur == 0 || e.Dur >= threshold/2 {
+			seen[e.Cause] = true
+		}
+		timed[e.Cause] += e.Dur
+	}
+	for c := range Unexplained {
+		if timed[c] > 0 && r.Latency-timed[c] < threshold {
+			return c
+		}
+	}
+	for c := range Unexplained {
+		if seen[c] {
+			return c
+		}
+	}
+	return Unexplained
+}

@@ -1,0 +1,106 @@
+package explain
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis-prober/redis-prober/collector"
+)
+
+// infoSnap is what attribution reads of one INFO reply.
+type infoSnap struct {
+	at    int64 // Unix ns on the prober's clock when the server wrote it
+	runID string
+
+	totalForks, latestForkUsec int64
+	hasTotalForks              bool
+	child                      bool // a BGSAVE, AOF rewrite or module fork child runs
+	aofDelayedFsync            int64
+	evicted                    int64
+	expireCPUMillis            int64
+	expireCapReached           int64
+	defragRunning              bool
+	defragHits                 int64
+}
+
+func infoInt(info collector.Info, key string) int64 {
+	v, _ := info.Int(key)
+	return v
+}
+
+// snapOf reads info, dated at (see Reader.dateInfo).
+func snapOf(info collector.Info, at int64) infoSnap {
+	s := infoSnap{at: at, runID: strings.Clone(info["run_id"])}
+	s.totalForks, s.hasTotalForks = info.Int("total_forks")
+	s.latestForkUsec = infoInt(info, "latest_fork_usec")
+	s.child = infoInt(info, "rdb_bgsave_in_progress") == 1 || infoInt(info, "aof_rewrite_in_progress") == 1 ||
+		infoInt(info, "module_fork_in_progress") == 1
+	s.aofDelayedFsync = infoInt(info, "aof_delayed_fsync")
+	s.evicted = infoInt(info, "evicted_keys")
+	s.expireCPUMillis = infoInt(info, "expire_cycle_cpu_milliseconds")
+	s.expireCapReached = infoInt(info, "expired_time_cap_reached_count")
+	s.defragRunning = infoInt(info, "active_defrag_running") > 0
+	s.defragHits = infoInt(info, "active_defrag_hits")
+	return s
+}
+
+// infoEvidence is what changed between two INFO snapshots of the same
+// server, as evidence over the interval between them: what happened
+// between two reads happened somewhere in it. A restart in between (a new
+// run_id) gives none: counters started over.
+func infoEvidence(prev, cur infoSnap) []Evidence {
+	if prev.runID != cur.runID || cur.at <= prev.at {
+		return nil
+	}
+	var out []Evidence
+	add := func(c Cause, d time.Duration) {
+		out = append(out, Evidence{Cause: c, From: prev.at, To: cur.at, Dur: d})
+	}
+	forked := cur.totalForks > prev.totalForks
+	if !cur.hasTotalForks {
+		forked = cur.latestForkUsec > 0 && cur.latestForkUsec != prev.latestForkUsec
+	}
+	if forked {
+		add(Fork, time.Duration(cur.latestForkUsec)*time.Microsecond)
+	}
+	if prev.child || cur.child {
+		add(Fork, 0) // the child's copy-on-write
+	}
+	if cur.aofDelayedFsync > prev.aofDelayedFsync {
+		add(Persistence, 0)
+	}
+	if cur.evicted > prev.evicted {
+		add(Eviction, 0)
+	}
+	if d := cur.expireCPUMillis - prev.expireCPUMillis; d > 0 {
+		add(Expiry, time.Duration(d)*time.Millisecond)
+	} else if cur.expireCapReached > prev.expireCapReached {
+		add(Expiry, 0)
+	}
+	if prev.defragRunning || cur.defragRunning || cur.defragHits > prev.defragHits {
+		add(Defrag, 0)
+	}
+	return out
+}
+
+// serverMicros reads server_time_usec (Redis 5+), 0 when absent.
+func serverMicros(info collector.Info) int64 {
+	v, err := strconv.ParseInt(info["server_time_usec"], 10, 64)
+	if err != nil || v <= 0 {
+		return 0
+	}
+	return v
+}
+
+// hasCommandlog says whether the server has COMMANDLOG (Valkey 8.1+), whose
+// slow log the SLOWLOG of before became.
+func hasCommandlog(info collector.Info) bool {
+	parts := strings.SplitN(info["valkey_version"], ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(parts[1])
+	return err1 == nil && err2 == nil && (ma > 8 || ma == 8 && mi >= 1)
+}

@@ -1,0 +1,79 @@
+package explain
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics exports the attribution of every running node: one collector
+// for the process, a node joining with Add and leaving with its remove.
+type Metrics struct {
+	slow, threshold, unexplained *prometheus.Desc
+
+	mu    sync.Mutex
+	nodes map[[2]string]*Node
+}
+
+var _ prometheus.Collector = (*Metrics)(nil)
+
+// NewMetrics returns the collector; the caller registers it.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		slow: prometheus.NewDesc("redis_prober_slow_requests_total",
+			"Slow probe requests (at or above redis_prober_slow_threshold_seconds) by their one attributed cause (docs/explain.md).",
+			[]string{"target", "node", "cause"}, nil),
+		threshold: prometheus.NewDesc("redis_prober_slow_threshold_seconds",
+			"The latency at or above which a probe request is slow, as in force: min(objective, max(4 × the node's p99 over 5 minutes, 1 ms)), or --explain.slow-threshold.",
+			[]string{"target", "node"}, nil),
+		unexplained: prometheus.NewDesc("redis_prober_slow_unexplained_ratio",
+			"Share of the slow requests of the last 5 minutes that no source explains (0 with none).",
+			[]string{"target", "node"}, nil),
+		nodes: map[[2]string]*Node{},
+	}
+}
+
+// Add exports n as target's node until remove is called.
+func (m *Metrics) Add(target, node string, n *Node) (remove func()) {
+	key := [2]string{target, node}
+	m.mu.Lock()
+	m.nodes[key] = n
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		if m.nodes[key] == n {
+			delete(m.nodes, key)
+		}
+		m.mu.Unlock()
+	}
+}
+
+// Node is the attribution of target's node, nil when it does not run.
+func (m *Metrics) Node(target, node string) *Node {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.nodes[[2]string{target, node}]
+}
+
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- m.slow
+	ch <- m.threshold
+	ch <- m.unexplained
+}
+
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.mu.Lock()
+	nodes := make(map[[2]string]*Node, len(m.nodes))
+	for k, n := range m.nodes {
+		nodes[k] = n
+	}
+	m.mu.Unlock()
+	for k, n := range nodes {
+		counts := n.Counts()
+		for c, v := range counts {
+			ch <- prometheus.MustNewConstMetric(m.slow, prometheus.CounterValue, float64(v), k[0], k[1], Cause(c).String())
+		}
+		ch <- prometheus.MustNewConstMetric(m.threshold, prometheus.GaugeValue, n.Threshold().Seconds(), k[0], k[1])
+		ch <- prometheus.MustNewConstMetric(m.unexplained, prometheus.GaugeValue, n.UnexplainedShare(), k[0], k[1])
+	}
+}

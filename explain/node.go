@@ -1,0 +1,269 @@
+package explain
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+// Bounds of a node's memory, whatever the traffic.
+const (
+	// maxPending bounds the slow requests waiting for their sources: at
+	// the defaults (10 requests a second, a 1 s timeout) a node has at
+	// most a few dozen. When full, the oldest is decided at once.
+	maxPending = 1024
+	// maxEvidence bounds what is kept of the timeline; the oldest goes.
+	maxEvidence = 1024
+	// keepEvidence is how long evidence is kept: longer than any request
+	// (the probe's timeout) plus the sources' lag and decideBy.
+	keepEvidence = time.Minute
+	// decideBy is how long a slow request waits for its sources at most:
+	// a source that does not answer (Redis down, an ACL) does not hold
+	// the counters back.
+	decideBy = 10 * time.Second
+	// TimelineMinutes is how far back Node.Timeline goes.
+	TimelineMinutes = 60
+)
+
+// Config is a node's attribution settings.
+type Config struct {
+	// Objective is the node's p99 objective (0: DefaultObjective).
+	Objective time.Duration
+	// Threshold, when set, is the threshold in force, fixed; otherwise it
+	// follows the node's own p99 (see BaselineFactor).
+	Threshold time.Duration
+}
+
+type pendingReq struct {
+	Request
+	threshold time.Duration
+}
+
+// Node attributes the slow requests of one node. Its Tap sees the probe's
+// samples (the hot path: an atomic add, and a lock only for a slow one);
+// its sources add evidence and decide the requests whose sources have all
+// been read past their end (Settle).
+type Node struct {
+	cfg       Config
+	threshold atomic.Int64 // ns, the threshold in force
+	delay     atomic.Int64 // the client delay of the request being recorded; -1: none
+	now       func() time.Time
+
+	base baseline
+
+	mu       sync.Mutex
+	pending  []pendingReq
+	evidence []Evidence
+	counts   [NumCauses]uint64
+	// minutes[i] counts the requests decided in minute minuteAt[i] (Unix
+	// minutes), by cause: the status page's timeline and the 5-minute share.
+	minutes  [TimelineMinutes][NumCauses]uint32
+	minuteAt [TimelineMinutes]int64
+}
+
+// NewNode returns a node's attribution, with the threshold at the objective
+// (or the fixed threshold) until the baseline fills.
+func NewNode(cfg Config) *Node {
+	n := &Node{cfg: cfg, now: time.Now}
+	n.delay.Store(-1)
+	th := cfg.Threshold
+	if th <= 0 {
+		th = thresholdFor(cfg.Objective, 0, false)
+	}
+	n.threshold.Store(int64(th))
+	return n
+}
+
+// Threshold is the threshold in force.
+func (n *Node) Threshold() time.Duration { return time.Duration(n.threshold.Load()) }
+
+// Tap returns a Recorder that records into rec and shows every sample to
+// n as well.
+func (n *Node) Tap(rec prober.Recorder) prober.Recorder { return tap{Recorder: rec, n: n} }
+
+type tap struct {
+	prober.Recorder
+	n *Node
+}
+
+// RecordClientDelay comes just before the Record of the same request (the
+// probe's worker calls both in turn), so the delay is held for it.
+func (t tap) RecordClientDelay(d time.Duration) {
+	t.Recorder.RecordClientDelay(d)
+	t.n.delay.Store(int64(d))
+	if d >= MinThreshold {
+		now := t.n.now().UnixNano()
+		t.n.addEvidence(Evidence{Cause: Host, From: now - int64(d), To: now, Dur: d})
+	}
+}
+
+func (t tap) Record(cmd int, res prober.Result, d time.Duration) {
+	t.Recorder.Record(cmd, res, d)
+	t.n.Observe(res, d)
+}
+
+// Observe takes one probe sample, recorded just now. A request with a
+// client delay held for it (RecordClientDelay) was timed by the kernel's
+// stamps, and its reply arrived that long ago; any other was timed by the
+// prober's own clock and ends now. Error replies are not latency (a
+// refused request answers at once) and are left out.
+func (n *Node) Observe(res prober.Result, d time.Duration) {
+	delay := n.delay.Swap(-1)
+	if res == prober.ResultError {
+		return
+	}
+	n.base.add(d)
+	th := n.threshold.Load()
+	if int64(d) < th {
+		return
+	}
+	r := Request{End: n.now().UnixNano(), Latency: d, UserClock: delay < 0}
+	if delay > 0 {
+		r.End -= delay
+	}
+	n.mu.Lock()
+	if len(n.pending) >= maxPending {
+		n.decideLocked(n.pending[0])
+		n.pending = n.pending[1:]
+	}
+	n.pending = append(n.pending, pendingReq{Request: r, threshold: time.Duration(th)})
+	n.mu.Unlock()
+}
+
+// Pending reports whether slow requests wait for their sources.
+func (n *Node) Pending() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.pending) > 0
+}
+
+// oldestPending is the start of the oldest waiting request (0: none).
+func (n *Node) oldestPending() int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var oldest int64
+	for _, p := range n.pending {
+		if s := p.Start(); oldest == 0 || s < oldest {
+			oldest = s
+		}
+	}
+	return oldest
+}
+
+func (n *Node) addEvidence(e ...Evidence) {
+	if len(e) == 0 {
+		return
+	}
+	n.mu.Lock()
+	n.evidence = append(n.evidence, e...)
+	if over := len(n.evidence) - maxEvidence; over > 0 {
+		n.evidence = append(n.evidence[:0], n.evidence[over:]...)
+	}
+	n.mu.Unlock()
+}
+
+// Settle decides every waiting request that ended by through (every source
+// has been read past it), and any that waited longer than decideBy; it
+// forgets evidence older than keepEvidence, and moves the baseline and the
+// threshold on.
+func (n *Node) Settle(through int64) {
+	now := n.now().UnixNano()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	kept := n.pending[:0]
+	for _, p := range n.pending {
+		if p.End <= through || now-p.End > int64(decideBy) {
+			n.decideLocked(p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	clear(n.pending[len(kept):])
+	n.pending = kept
+	ev := n.evidence[:0]
+	for _, e := range n.evidence {
+		if now-e.To < int64(keepEvidence) {
+			ev = append(ev, e)
+		}
+	}
+	n.evidence = ev
+	n.base.rotate(now)
+	if n.cfg.Threshold <= 0 {
+		p99, ok := n.base.p99()
+		n.threshold.Store(int64(thresholdFor(n.cfg.Objective, p99, ok)))
+	}
+}
+
+func (n *Node) decideLocked(p pendingReq) {
+	c := Decide(p.Request, p.threshold, n.evidence)
+	n.counts[c]++
+	m := n.now().Unix() / 60
+	i := m % TimelineMinutes
+	if n.minuteAt[i] != m {
+		n.minuteAt[i], n.minutes[i] = m, [NumCauses]uint32{}
+	}
+	n.minutes[i][c]++
+}
+
+// Counts are the slow requests decided so far, by cause.
+func (n *Node) Counts() [NumCauses]uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.counts
+}
+
+// Recent counts the slow requests decided over the last minutes (the
+// current one included), by cause.
+func (n *Node) Recent(minutes int) [NumCauses]uint64 {
+	var out [NumCauses]uint64
+	m := n.now().Unix() / 60
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for i := range n.minutes {
+		if age := m - n.minuteAt[i]; age >= 0 && age < int64(minutes) {
+			for c, v := range n.minutes[i] {
+				out[c] += uint64(v)
+			}
+		}
+	}
+	return out
+}
+
+// Minute is one minute of the timeline: its start and its slow requests by
+// cause.
+type Minute struct {
+	Start  time.Time
+	Counts [NumCauses]uint32
+}
+
+// Timeline is the last TimelineMinutes minutes that had slow requests,
+// oldest first.
+func (n *Node) Timeline() []Minute {
+	m := n.now().Unix() / 60
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []Minute
+	for age := int64(TimelineMinutes - 1); age >= 0; age-- {
+		i := (m - age) % TimelineMinutes
+		if n.minuteAt[i] == m-age {
+			out = append(out, Minute{Start: time.Unix((m-age)*60, 0), Counts: n.minutes[i]})
+		}
+	}
+	return out
+}
+
+// UnexplainedShare is the share of the slow requests of the last 5
+// minutes that no source explains; 0 when there were none.
+func (n *Node) UnexplainedShare() float64 {
+	r := n.Recent(5)
+	var all uint64
+	for _, v := range r {
+		all += v
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(r[Unexplained]) / float64(all)
+}

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package explain
+
+import "github.com/redis-prober/redis-prober/collector"
+
+// procSampler has nothing to read off Linux.
+type procSampler struct {
+	paths collector.Paths
+	off   bool
+}
+
+func (s *procSampler) attach(collector.Info) {}
+
+func (s *procSampler) sample(int64) []Evidence { return nil }

@@ -1,0 +1,259 @@
+package explain
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/collector"
+)
+
+// Client is what the Reader sends its commands through: the node's control
+// client (whose INFO the engine answers from the one shared read).
+type Client interface {
+	Info(ctx context.Context, sections ...string) *redis.StringCmd
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+const (
+	// TickInterval is how often the Reader reads INFO and settles: the
+	// engine's one INFO read a node a second.
+	TickInterval = time.Second
+	// ProcInterval is how often /proc of a local redis-server is sampled
+	// (its resolution for redis_cpu and swap).
+	ProcInterval = 100 * time.Millisecond
+	// slowlogCount bounds one SLOWLOG GET: only entries since the last id
+	// are kept, and more than this in the second after a slow request
+	// would be one slow command after another.
+	slowlogCount = 16
+	// refusedRetry is how long a refused command (an ACL, renamed away)
+	// is not sent again: asking every second would fill the ACL LOG.
+	refusedRetry = 10 * time.Minute
+	// offsetReads is how many INFO reads the clock offset is taken over.
+	offsetReads = 32
+)
+
+// ReaderConfig wires a Reader.
+type ReaderConfig struct {
+	Node   *Node
+	Client Client
+	Log    *slog.Logger
+	// Paths are /proc and /sys (the --path flags): /proc of a local
+	// redis-server is read there.
+	Paths collector.Paths
+	// NoProc turns the /proc sampler off (a remote Redis never has one).
+	NoProc bool
+}
+
+// Reader feeds one node's timeline: every Tick it reads INFO (shared with
+// the collectors), and, only when slow requests wait, SLOWLOG (or
+// COMMANDLOG) since the last id and LATENCY LATEST (with the HISTORY of the
+// classes that moved); then it settles what its reads cover. SampleProc
+// reads /proc of a local redis-server. Tick and SampleProc run on the
+// node's housekeeping loop, one at a time.
+type Reader struct {
+	cfg ReaderConfig
+	now func() time.Time
+
+	prev    infoSnap
+	hasPrev bool
+	// offsets are server_time_usec minus the reply's arrival, over the
+	// last reads: the largest is the closest to the true clock offset
+	// (a reply from the engine's INFO cache is older, so smaller).
+	offsets    [offsetReads]int64
+	nOffsets   int
+	commandlog bool
+
+	lastSlowID int64 // -1: none read yet
+	slowSeen   bool
+	latest     map[string]latencySpike
+	refused    map[string]time.Time // command → not before
+	logged     map[string]bool
+
+	proc procSampler
+}
+
+// NewReader returns the reader of cfg.
+func NewReader(cfg ReaderConfig) *Reader {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Reader{cfg: cfg, now: time.Now, lastSlowID: -1, refused: map[string]time.Time{}, logged: map[string]bool{},
+		proc: procSampler{paths: cfg.Paths, off: cfg.NoProc}}
+}
+
+// offset is the server's clock minus the prober's, in ns.
+func (r *Reader) offset() int64 {
+	if r.nOffsets == 0 {
+		return 0
+	}
+	best := r.offsets[0]
+	for _, o := range r.offsets[1:min(r.nOffsets, offsetReads)] {
+		best = max(best, o)
+	}
+	return best
+}
+
+// Tick is the reader's periodic work.
+func (r *Reader) Tick(ctx context.Context) {
+	n := r.cfg.Node
+	text, err := r.cfg.Client.Info(ctx).Result()
+	replied := r.now().UnixNano()
+	if err != nil {
+		r.fault("info", err)
+		n.Settle(0) // only what waited past decideBy
+		return
+	}
+	info, err := collector.ParseInfo(text)
+	if err != nil {
+		r.fault("info", err)
+		n.Settle(0)
+		return
+	}
+	through := r.dateInfo(info, replied)
+	r.commandlog = hasCommandlog(info)
+	cur := snapOf(info, through)
+	if r.hasPrev && cur.runID != r.prev.runID {
+		// A restart: the logs' ids and times start over.
+		r.lastSlowID, r.slowSeen, r.latest = -1, false, nil
+	}
+	if r.hasPrev && cur.at > r.prev.at {
+		n.addEvidence(infoEvidence(r.prev, cur)...)
+	}
+	if !r.hasPrev || cur.at > r.prev.at {
+		r.prev, r.hasPrev = cur, true
+	}
+	r.proc.attach(info)
+	n.addEvidence(r.proc.sample(replied)...)
+	if n.Pending() || r.lastSlowID < 0 && !r.slowSeen {
+		r.readLogs(ctx)
+	}
+	n.Settle(min(r.prev.at, replied))
+}
+
+// dateInfo says when the server wrote info, on the prober's clock: its
+// server_time_usec moved by the clock offset, or, without one, the reply's
+// arrival less the engine's INFO cache age.
+func (r *Reader) dateInfo(info collector.Info, replied int64) int64 {
+	us := serverMicros(info)
+	if us == 0 {
+		return replied - int64(time.Second)
+	}
+	r.offsets[r.nOffsets%offsetReads] = us*1000 - replied
+	r.nOffsets++
+	return us*1000 - r.offset()
+}
+
+// readLogs reads the slow log since the last id and the latency events
+// that moved, as evidence.
+func (r *Reader) readLogs(ctx context.Context) {
+	n := r.cfg.Node
+	off := r.offset()
+	args := []any{"slowlog", "get", slowlogCount}
+	if r.commandlog {
+		args = []any{"commandlog", "get", slowlogCount, "slow"}
+	}
+	if reply, ok := r.do(ctx, args...); ok {
+		if entries, err := parseSlowlog(reply); err != nil {
+			r.fault("slowlog", err)
+		} else {
+			first := !r.slowSeen
+			r.slowSeen = true
+			var ev []Evidence
+			top := r.lastSlowID
+			for _, e := range entries {
+				if e.id > r.lastSlowID && !first {
+					ev = append(ev, slowEvidence(e, off))
+				}
+				top = max(top, e.id)
+			}
+			r.lastSlowID = top
+			n.addEvidence(ev...)
+		}
+	}
+	reply, ok := r.do(ctx, "latency", "latest")
+	if !ok {
+		return
+	}
+	spikes, err := parseLatencyLatest(reply)
+	if err != nil {
+		r.fault("latency", err)
+		return
+	}
+	first := r.latest == nil
+	prev := r.latest
+	r.latest = make(map[string]latencySpike, len(spikes))
+	for _, s := range spikes {
+		r.latest[s.event] = s
+		p, seen := prev[s.event]
+		if first || seen && p.unix == s.unix && p.ms == s.ms {
+			continue
+		}
+		// The class moved: its history has every spike since.
+		hist, ok := r.do(ctx, "latency", "history", s.event)
+		var got []latencySpike
+		if ok {
+			got, err = parseLatencyHistory(s.event, hist)
+		}
+		if !ok || err != nil {
+			got = []latencySpike{s}
+		}
+		for _, h := range got {
+			if !seen || h.unix >= p.unix {
+				n.addEvidence(spikeEvidence(h, off))
+			}
+		}
+	}
+}
+
+// do sends one command, unless it was refused lately; ok is false on any
+// failure (logged once).
+func (r *Reader) do(ctx context.Context, args ...any) (any, bool) {
+	name := strings.ToLower(args[0].(string))
+	if until, ok := r.refused[name]; ok && r.now().Before(until) {
+		return nil, false
+	}
+	reply, err := r.cfg.Client.Do(ctx, args...).Result()
+	if err != nil {
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			// An ACL or a renamed command: not asked again for a while,
+			// and said once at info level, never as an error.
+			r.refused[name] = r.now().Add(refusedRetry)
+			if !r.logged[name] {
+				r.logged[name] = true
+				r.cfg.Log.Info("a source of slow-request attribution is refused; its causes go unexplained",
+					"command", strings.ToUpper(name), "reply", firstWord(rerr.Error()))
+			}
+			return nil, false
+		}
+		r.fault(name, err)
+		return nil, false
+	}
+	return reply, true
+}
+
+// fault logs a source's failure once, at debug level: the probe's own
+// fault log says when the node does not answer.
+func (r *Reader) fault(source string, err error) {
+	if r.logged["fault:"+source] {
+		return
+	}
+	r.logged["fault:"+source] = true
+	r.cfg.Log.Debug("slow-request attribution could not read a source", "source", source, "err", err)
+}
+
+func firstWord(s string) string {
+	w, _, _ := strings.Cut(s, " ")
+	return w
+}
+
+// SampleProc reads /proc of a local redis-server (nothing when there is
+// none, or it is not ours to read).
+func (r *Reader) SampleProc(context.Context) {
+	r.cfg.Node.addEvidence(r.proc.sample(r.now().UnixNano())...)
+}

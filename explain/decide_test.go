@@ -1,0 +1,92 @@
+package explain
+
+import (
+	"testing"
+	"time"
+)
+
+const ms = int64(time.Millisecond)
+
+// TestDecidePrecedence is the precedence of docs/explain.md on fixtures: a
+// slow request of 40 ms ending at t=1000 ms, threshold 10 ms, against the
+// evidence its sources could give.
+func TestDecidePrecedence(t *testing.T) {
+	req := Request{End: 1000 * ms, Latency: 40 * time.Millisecond}
+	user := req
+	user.UserClock = true
+	th := 10 * time.Millisecond
+	at := func(c Cause, from, to int64, d time.Duration) Evidence {
+		return Evidence{Cause: c, From: from * ms, To: to * ms, Dur: d}
+	}
+	for _, tc := range []struct {
+		name string
+		req  Request
+		ev   []Evidence
+		want Cause
+	}{
+		{"nothing", req, nil, Unexplained},
+		{"evidence before the request", req, []Evidence{at(Fork, 0, 950, 35*time.Millisecond)}, Unexplained},
+		{"evidence after the request", req, []Evidence{at(SlowCommand, 1001, 2000, 35*time.Millisecond)}, Unexplained},
+		{"a fork that accounts", req, []Evidence{at(Fork, 0, 2000, 35*time.Millisecond)}, Fork},
+		{"a slow command that accounts", req, []Evidence{at(SlowCommand, 900, 1970, 38*time.Millisecond)}, SlowCommand},
+		// BGSAVE's own SLOWLOG entry is its fork: both account, fork first.
+		{"fork before slow_command", req, []Evidence{
+			at(SlowCommand, 900, 2000, 36*time.Millisecond), at(Fork, 500, 1500, 35*time.Millisecond)}, Fork},
+		// A state that held (a BGSAVE child) loses to a stall that accounts.
+		{"a timed stall beats a coincident state", req, []Evidence{
+			at(Fork, 0, 2000, 0), at(SlowCommand, 900, 2000, 39*time.Millisecond)}, SlowCommand},
+		{"a stall too short to account only coincides", req, []Evidence{
+			at(SlowCommand, 900, 2000, 6*time.Millisecond), at(Expiry, 0, 2000, 0)}, SlowCommand},
+		{"coincidences go by precedence", req, []Evidence{
+			at(Expiry, 0, 2000, 0), at(Eviction, 0, 2000, 0), at(Defrag, 0, 2000, 0)}, Eviction},
+		{"a stall under half the threshold is no coincidence", req, []Evidence{
+			at(RedisCPU, 900, 1000, 4*time.Millisecond)}, Unexplained},
+		{"stalls of a cause add up", req, []Evidence{
+			at(SlowCommand, 900, 1000, 20*time.Millisecond), at(SlowCommand, 900, 1000, 20*time.Millisecond),
+			at(Fork, 0, 2000, 0)}, SlowCommand},
+		{"run delay over the sampled windows", req, []Evidence{
+			at(RedisCPU, 900, 1000, 18*time.Millisecond), at(RedisCPU, 1000, 1100, 15*time.Millisecond)}, RedisCPU},
+		{"host evidence needs the prober's clock", req, []Evidence{at(Host, 990, 1000, 35*time.Millisecond)}, Unexplained},
+		{"host on the prober's clock", user, []Evidence{at(Host, 990, 1000, 35*time.Millisecond)}, Host},
+		{"a server cause beats host", user, []Evidence{
+			at(Host, 990, 1000, 35*time.Millisecond), at(SlowCommand, 950, 2000, 35*time.Millisecond)}, SlowCommand},
+		{"latency events of no named class", req, []Evidence{at(LatencyEvent, 950, 2000, 40*time.Millisecond)}, LatencyEvent},
+		{"unexplained evidence is ignored", req, []Evidence{at(Unexplained, 0, 2000, 40*time.Millisecond)}, Unexplained},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.req, th, tc.ev); got != tc.want {
+				t.Errorf("Decide = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCauseNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range Causes() {
+		s := c.String()
+		if s == "" || s == "unknown" || seen[s] {
+			t.Fatalf("cause %d is named %q", c, s)
+		}
+		seen[s] = true
+		if back, ok := ParseCause(s); !ok || back != c {
+			t.Errorf("ParseCause(%q) = %v, %v", s, back, ok)
+		}
+	}
+	if len(seen) != 12 || Causes()[len(Causes())-1] != Unexplained {
+		t.Errorf("causes %v: want the 12 of the design, unexplained last", seen)
+	}
+}
+
+func TestLatencyEventCause(t *testing.T) {
+	for ev, want := range map[string]Cause{
+		"fork": Fork, "aof-fsync-always": Persistence, "aof-write-pending-fsync": Persistence,
+		"rdb-unlink-temp-file": Persistence, "command": SlowCommand, "fast-command": SlowCommand,
+		"eviction-cycle": Eviction, "eviction-del": Eviction, "expire-cycle": Expiry,
+		"active-defrag-cycle": Defrag, "module-acquire-GIL": LatencyEvent, "aof-": LatencyEvent, "": LatencyEvent,
+	} {
+		if got := latencyEventCause(ev); got != want {
+			t.Errorf("latencyEventCause(%q) = %v, want %v", ev, got, want)
+		}
+	}
+}

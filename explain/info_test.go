@@ -1,0 +1,148 @@
+package explain
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis-prober/redis-prober/collector"
+)
+
+func readInfo(t *testing.T, name string) collector.Info {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := collector.ParseInfo(string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
+
+// TestInfoEvidenceBGSAVE: INFO of a Redis 7.0 before, during and after a
+// BGSAVE of 500,000 keys. The fork is timed by latest_fork_usec between
+// the reads that saw total_forks move; the child is a state of both
+// intervals it ran in.
+func TestInfoEvidenceBGSAVE(t *testing.T) {
+	before := snapOf(readInfo(t, "info-7.0-before-bgsave.txt"), 1000*ms)
+	during := snapOf(readInfo(t, "info-7.0-during-bgsave.txt"), 2000*ms)
+	after := snapOf(readInfo(t, "info-7.0-after-bgsave.txt"), 3000*ms)
+
+	got := infoEvidence(before, during)
+	want := []Evidence{
+		{Cause: Fork, From: 1000 * ms, To: 2000 * ms, Dur: 5480 * time.Microsecond},
+		{Cause: Fork, From: 1000 * ms, To: 2000 * ms},
+	}
+	if !sameEvidence(got, want) {
+		t.Errorf("before → during: %+v, want %+v", got, want)
+	}
+	got = infoEvidence(during, after)
+	want = []Evidence{{Cause: Fork, From: 2000 * ms, To: 3000 * ms}}
+	if !sameEvidence(got, want) {
+		t.Errorf("during → after: %+v, want %+v", got, want)
+	}
+	if got := infoEvidence(after, after); len(got) != 0 {
+		t.Errorf("the same read twice: %+v, want nothing", got)
+	}
+	restarted := after
+	restarted.runID, restarted.at = "another", 4000*ms
+	restarted.totalForks = 7
+	if got := infoEvidence(after, restarted); len(got) != 0 {
+		t.Errorf("across a restart: %+v, want nothing", got)
+	}
+}
+
+// TestInfoEvidenceCounters: the counters of eviction, expiry, the AOF and
+// defrag, and a server without total_forks (before Redis 6.2...).
+func TestInfoEvidenceCounters(t *testing.T) {
+	prev := infoSnap{at: 1000 * ms, runID: "r", latestForkUsec: 100, evicted: 5, expireCPUMillis: 10, aofDelayedFsync: 1, defragHits: 3}
+	cur := prev
+	cur.at = 2000 * ms
+	if got := infoEvidence(prev, cur); len(got) != 0 {
+		t.Errorf("nothing moved: %+v", got)
+	}
+	cur.latestForkUsec, cur.evicted, cur.expireCPUMillis, cur.aofDelayedFsync, cur.defragHits = 900, 6, 14, 2, 4
+	got := infoEvidence(prev, cur)
+	span := func(c Cause, d time.Duration) Evidence { return Evidence{Cause: c, From: 1000 * ms, To: 2000 * ms, Dur: d} }
+	want := []Evidence{span(Fork, 900*time.Microsecond), span(Persistence, 0), span(Eviction, 0),
+		span(Expiry, 4*time.Millisecond), span(Defrag, 0)}
+	if !sameEvidence(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func sameEvidence(a, b []Evidence) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestParseSlowlog(t *testing.T) {
+	reply := []any{
+		[]any{int64(7), int64(1796313063), int64(16247), []any{"bgsave"}, "127.0.0.1:58424", ""},
+		[]any{int64(6), int64(1796313060), int64(300123), []any{"debug", "sleep", "0.3"}},
+	}
+	got, err := parseSlowlog(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != (slowEntry{7, 1796313063, 16247}) || got[1].micros != 300123 {
+		t.Fatalf("got %+v", got)
+	}
+	ev := slowEvidence(got[1], int64(2*time.Second)) // the server's clock is 2 s ahead
+	end := (1796313060 - 2) * int64(time.Second)
+	if ev.Cause != SlowCommand || ev.Dur != 300123*time.Microsecond || ev.To != end+int64(time.Second) ||
+		ev.From != end-int64(300123*time.Microsecond) {
+		t.Errorf("evidence %+v", ev)
+	}
+	for _, bad := range []any{
+		"x", []any{"x"}, []any{[]any{int64(1), int64(2)}}, []any{[]any{int64(1), "2", int64(3)}},
+		[]any{[]any{int64(1), int64(2), int64(-3)}}, []any{[]any{int64(1), int64(2), int64(maxEntryMicros + 1)}},
+	} {
+		if _, err := parseSlowlog(bad); err == nil {
+			t.Errorf("parseSlowlog(%v) took it", bad)
+		}
+	}
+}
+
+func TestParseLatency(t *testing.T) {
+	latest, err := parseLatencyLatest([]any{
+		[]any{"fork", int64(100), int64(15), int64(40)},
+		[]any{"command", int64(101), int64(300), int64(300), int64(900), int64(3)}, // Valkey 8.1's sum and count
+	})
+	if err != nil || len(latest) != 2 || latest[1] != (latencySpike{"command", 101, 300, 300}) {
+		t.Fatalf("latest %+v, %v", latest, err)
+	}
+	hist, err := parseLatencyHistory("expire-cycle", []any{[]any{int64(98), int64(30)}, []any{int64(100), int64(26)}})
+	if err != nil || len(hist) != 2 || hist[1] != (latencySpike{event: "expire-cycle", unix: 100, ms: 26}) {
+		t.Fatalf("history %+v, %v", hist, err)
+	}
+	ev := spikeEvidence(hist[1], 0)
+	if ev.Cause != Expiry || ev.Dur != 26*time.Millisecond || ev.To != 101*int64(time.Second) {
+		t.Errorf("evidence %+v", ev)
+	}
+	for _, bad := range []any{"x", []any{[]any{"fork", int64(1), int64(2)}}, []any{[]any{int64(1), int64(1), int64(2), int64(3)}}} {
+		if _, err := parseLatencyLatest(bad); err == nil {
+			t.Errorf("parseLatencyLatest(%v) took it", bad)
+		}
+	}
+	if _, err := parseLatencyHistory("x", []any{[]any{int64(1)}}); err == nil {
+		t.Error("parseLatencyHistory took a short pair")
+	}
+}
+
+func TestHasCommandlog(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "8.0.2": false, "8.1.0": true, "9.0.1": true, "x.y": false} {
+		if got := hasCommandlog(collector.Info{"valkey_version": v}); got != want {
+			t.Errorf("valkey %q: %v, want %v", v, got, want)
+		}
+	}
+}

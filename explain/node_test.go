@@ -1,0 +1,204 @@
+package explain
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"strings"
+
+	"github.com/redis-prober/redis-prober/prober"
+)
+
+type nopRecorder struct{}
+
+func (nopRecorder) Record(int, prober.Result, time.Duration) {}
+func (nopRecorder) SetUp(bool)                               {}
+func (nopRecorder) RecordLag(time.Duration)                  {}
+func (nopRecorder) RecordClientDelay(time.Duration)          {}
+func (nopRecorder) SetClock(prober.Clock)                    {}
+func (nopRecorder) ClockFallback()                           {}
+
+// clock is a settable clock for a Node.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newTestNode(cfg Config) (*Node, *clock) {
+	c := &clock{t: time.Unix(1_800_000_000, 0)}
+	n := NewNode(cfg)
+	n.now = c.now
+	return n, c
+}
+
+// TestTapTimesRequests: a request with a client delay ended that long
+// before it was recorded and was kernel-timed; one without was timed by
+// the prober's clock. Fast requests and error replies wait for nothing.
+func TestTapTimesRequests(t *testing.T) {
+	n, c := newTestNode(Config{Threshold: 10 * time.Millisecond})
+	rec := n.Tap(nopRecorder{})
+	rec.Record(0, prober.ResultOK, 2*time.Millisecond)
+	rec.Record(0, prober.ResultError, time.Second)
+	if n.Pending() {
+		t.Fatal("a fast request or an error reply waits")
+	}
+	rec.RecordClientDelay(300 * time.Microsecond)
+	rec.Record(0, prober.ResultOK, 40*time.Millisecond)
+	rec.Record(1, prober.ResultTimeout, time.Second)
+	now := c.now().UnixNano()
+	n.mu.Lock()
+	got := append([]pendingReq(nil), n.pending...)
+	n.mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("pending %+v", got)
+	}
+	if got[0].End != now-int64(300*time.Microsecond) || got[0].UserClock || got[0].Latency != 40*time.Millisecond {
+		t.Errorf("stamped request %+v", got[0])
+	}
+	if got[1].End != now || !got[1].UserClock {
+		t.Errorf("timeout %+v: want the prober's clock, ending now", got[1])
+	}
+}
+
+// TestSettle: a request is decided once the sources were read past its
+// end (or it waited decideBy), with the evidence there is then; the counts,
+// the timeline and the unexplained share follow.
+func TestSettle(t *testing.T) {
+	n, c := newTestNode(Config{Threshold: 10 * time.Millisecond})
+	rec := n.Tap(nopRecorder{})
+	t0 := c.now().UnixNano()
+	rec.RecordClientDelay(0)
+	rec.Record(0, prober.ResultOK, 50*time.Millisecond) // ends at t0
+	c.add(time.Second)
+	rec.RecordClientDelay(0)
+	rec.Record(0, prober.ResultOK, 20*time.Millisecond) // ends at t0+1s
+	n.addEvidence(Evidence{Cause: SlowCommand, From: t0 - 100*ms, To: t0 + 10*ms, Dur: 45 * time.Millisecond})
+
+	n.Settle(t0 + 500*ms)
+	if got := n.Counts(); got[SlowCommand] != 1 || sum(got) != 1 {
+		t.Fatalf("after the first: %v", got)
+	}
+	if !n.Pending() {
+		t.Fatal("the second request was decided before its sources were read")
+	}
+	c.add(decideBy + time.Second)
+	n.Settle(0) // a source that never answers holds nothing back for long
+	got := n.Counts()
+	if got[Unexplained] != 1 || sum(got) != 2 || n.Pending() {
+		t.Fatalf("after decideBy: %v", got)
+	}
+	if share := n.UnexplainedShare(); share != 0.5 {
+		t.Errorf("unexplained share %v, want 0.5", share)
+	}
+	tl := n.Timeline()
+	var inTL uint64
+	for _, m := range tl {
+		for _, v := range m.Counts {
+			inTL += uint64(v)
+		}
+	}
+	if inTL != 2 {
+		t.Errorf("timeline %+v holds %d requests, want 2", tl, inTL)
+	}
+	c.add(time.Hour)
+	if n.UnexplainedShare() != 0 || len(n.Timeline()) != 0 {
+		t.Error("an hour later the window still holds the requests")
+	}
+}
+
+func sum(c [NumCauses]uint64) (s uint64) {
+	for _, v := range c {
+		s += v
+	}
+	return s
+}
+
+// TestThresholdFollowsBaseline: the objective until the baseline has its
+// samples, then four times the node's own p99 (never under 1 ms, never
+// over the objective).
+func TestThresholdFollowsBaseline(t *testing.T) {
+	n, c := newTestNode(Config{Objective: 20 * time.Millisecond})
+	if th := n.Threshold(); th != 20*time.Millisecond {
+		t.Fatalf("initial threshold %v, want the objective", th)
+	}
+	n.Settle(0) // starts the minute
+	for range 1000 {
+		n.Observe(prober.ResultOK, 2*time.Millisecond)
+	}
+	c.add(time.Minute)
+	n.Settle(0)
+	th := n.Threshold()
+	if th < 8*time.Millisecond || th > 9*time.Millisecond {
+		t.Errorf("threshold %v, want about 4 × 2 ms", th)
+	}
+	for range 1000 {
+		n.Observe(prober.ResultOK, 50*time.Microsecond)
+	}
+	c.add(time.Minute)
+	n.Settle(0)
+	if th := n.Threshold(); th < 8*time.Millisecond {
+		t.Errorf("threshold %v: the first minute's p99 is still in the window", th)
+	}
+	for range BaselineMinutes {
+		for range 1000 {
+			n.Observe(prober.ResultOK, 50*time.Microsecond)
+		}
+		c.add(time.Minute)
+		n.Settle(0)
+	}
+	if th := n.Threshold(); th != MinThreshold {
+		t.Errorf("threshold %v, want the floor %v", th, MinThreshold)
+	}
+	fixed, _ := newTestNode(Config{Objective: 20 * time.Millisecond, Threshold: 3 * time.Millisecond})
+	fixed.Settle(0)
+	if th := fixed.Threshold(); th != 3*time.Millisecond {
+		t.Errorf("fixed threshold %v", th)
+	}
+}
+
+func TestBaseBuckets(t *testing.T) {
+	for _, d := range []time.Duration{time.Microsecond, 20 * time.Microsecond, time.Millisecond, 3 * time.Millisecond, time.Second, time.Hour} {
+		i := baseIndex(d)
+		if i < 0 || i >= baseBuckets {
+			t.Fatalf("%v: bucket %d", d, i)
+		}
+		if d >= 1<<baseMinExp && d < 1<<baseMaxExp && (baseUpper(i) <= d || (i > 0 && baseUpper(i-1) > d)) {
+			t.Errorf("%v in bucket %d of upper bound %v", d, i, baseUpper(i))
+		}
+	}
+}
+
+// TestMetrics: every cause of every node from the start, the threshold and
+// the share; a removed node is gone.
+func TestMetrics(t *testing.T) {
+	m := NewMetrics()
+	n, _ := newTestNode(Config{Threshold: 2 * time.Millisecond})
+	remove := m.Add("cache", "", n)
+	var want strings.Builder
+	want.WriteString("# HELP redis_prober_slow_requests_total Slow probe requests (at or above redis_prober_slow_threshold_seconds) by their one attributed cause (docs/explain.md).\n# TYPE redis_prober_slow_requests_total counter\n")
+	for _, c := range Causes() {
+		want.WriteString(`redis_prober_slow_requests_total{cause="` + c.String() + `",node="",target="cache"} 0` + "\n")
+	}
+	if err := testutil.CollectAndCompare(m, strings.NewReader(want.String()), "redis_prober_slow_requests_total"); err != nil {
+		t.Error(err)
+	}
+	if got := testutil.CollectAndCount(m); got != 14 {
+		t.Errorf("%d series, want 12 causes, the threshold and the share", got)
+	}
+	if lint, err := testutil.CollectAndLint(m); err != nil || len(lint) > 0 {
+		t.Errorf("lint: %v %v", lint, err)
+	}
+	remove()
+	if got := testutil.CollectAndCount(m); got != 0 {
+		t.Errorf("%d series after the node left", got)
+	}
+}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	"github.com/redis-prober/redis-prober/internal/families"
 )
 
@@ -24,10 +26,21 @@ type sink struct {
 // label values labels (see targetMetric).
 func (o *sink) series(d targetDesc, vt prometheus.ValueType, v float64, sl *seriesLabels, labels ...string) {
 	if o.g != nil {
-		o.g.series(d, vt, v, sl, labels)
+		o.g.series(d, vt, v, nil, sl, labels)
 		return
 	}
-	targetMetric(o.ch, d, vt, v, sl, labels...)
+	targetMetric(o.ch, d, vt, v, nil, sl, labels...)
+}
+
+// counter sends a counter of d, as series, with its start (created)
+// timestamp: since when it counts, or nil when that is unknown. The
+// pointer is shared, read-only, by every series that starts then.
+func (o *sink) counter(d targetDesc, v float64, start *timestamppb.Timestamp, sl *seriesLabels, labels ...string) {
+	if o.g != nil {
+		o.g.series(d, prometheus.CounterValue, v, start, sl, labels)
+		return
+	}
+	targetMetric(o.ch, d, prometheus.CounterValue, v, start, sl, labels...)
 }
 
 // metric sends m, a metric of family d made elsewhere (a histogram, a
@@ -83,9 +96,10 @@ func (g *gathering) add(d targetDesc, m *dto.Metric) {
 	}
 }
 
-// series is sink.series for a Gather: nothing for a wrong label count or
-// a label value that is not valid UTF-8, as targetMetric.
-func (g *gathering) series(d targetDesc, vt prometheus.ValueType, v float64, sl *seriesLabels, labels []string) {
+// series is sink.series and sink.counter for a Gather: nothing for a
+// wrong label count or a label value that is not valid UTF-8, as
+// targetMetric. A counter carries start as its created timestamp.
+func (g *gathering) series(d targetDesc, vt prometheus.ValueType, v float64, start *timestamppb.Timestamp, sl *seriesLabels, labels []string) {
 	if sl == nil || !sl.valid || len(labels) != len(d.own) {
 		return
 	}
@@ -110,6 +124,7 @@ func (g *gathering) series(d targetDesc, vt prometheus.ValueType, v float64, sl 
 	case prometheus.CounterValue:
 		c := g.counters.One()
 		c.Value = f
+		c.CreatedTimestamp = start
 		m.Counter = c
 	default:
 		gg := g.gauges.One()

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // nativeOffset maps a server bucket of upper bound 2^k µs to native schema 0
@@ -35,8 +36,9 @@ func (m *serverHistogram) Write(out *dto.Metric) error {
 	return nil
 }
 
-// newServerHistogram converts the server's cumulative power-of-two buckets.
-func newServerHistogram(desc *prometheus.Desc, ch CommandHistogram, classic bool, labelValues ...string) prometheus.Metric {
+// newServerHistogram converts the server's cumulative power-of-two
+// buckets; start is since when they count (nil: unknown).
+func newServerHistogram(desc *prometheus.Desc, ch CommandHistogram, classic bool, start *timestamppb.Timestamp, labelValues ...string) prometheus.Metric {
 	// Per power of two k (bound 2^k µs), the cumulative count of the last
 	// server bucket that rounds to k or below.
 	cumAt := map[int]uint64{}
@@ -50,6 +52,8 @@ func newServerHistogram(desc *prometheus.Desc, ch CommandHistogram, classic bool
 		Schema:        proto.Int32(0),
 		ZeroThreshold: proto.Float64(math.Ldexp(1, nativeOffset-1)),
 		ZeroCount:     proto.Uint64(0),
+		// Shared read-only by the command histograms of a target.
+		CreatedTimestamp: start,
 	}
 	var cum, prev uint64
 	var estSum float64

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // Info is one INFO reply: field name to raw value. Section headers are
@@ -260,8 +261,8 @@ func (d infoDescs) describe(ch chan<- *prometheus.Desc) {
 }
 
 // emit writes what the snapshot's INFO has; a field the server lacks
-// yields no series.
-func (d infoDescs) emit(out *sink, sl *seriesLabels, info Info) {
+// yields no series. The fork counter counts since stats (nil: unknown).
+func (d infoDescs) emit(out *sink, sl *seriesLabels, info Info, stats *timestamppb.Timestamp) {
 	if info == nil {
 		return
 	}
@@ -280,7 +281,7 @@ func (d infoDescs) emit(out *sink, sl *seriesLabels, info Info) {
 		gauge(d.forkPerGB, perGB)
 	}
 	if v, ok := info.Float("total_forks"); ok {
-		out.series(d.forks, prometheus.CounterValue, v, sl)
+		out.counter(d.forks, v, stats, sl)
 	}
 	field(d.fragRatio, "mem_fragmentation_ratio", 1)
 	if v, ok := info.Float("mem_fragmentation_bytes"); ok {

@@ -3,11 +3,13 @@ package collector
 import (
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/redis-prober/redis-prober/internal/safetext"
 )
@@ -43,6 +45,31 @@ func constMetric(ch chan<- prometheus.Metric, desc *prometheus.Desc, vt promethe
 	}
 	ch <- m
 	return true
+}
+
+// constCounter is constMetric for a counter that counts since start: its
+// created timestamp, which a Prometheus with start timestamps on uses to
+// count the increase up to its first sample. A zero start is unknown, and
+// the counter has none.
+func constCounter(ch chan<- prometheus.Metric, desc *prometheus.Desc, v float64, start time.Time, labels ...string) bool {
+	if start.IsZero() {
+		return constMetric(ch, desc, prometheus.CounterValue, v, labels...)
+	}
+	m, err := prometheus.NewConstMetricWithCreatedTimestamp(desc, prometheus.CounterValue, v, start, labels...)
+	if err != nil {
+		return false
+	}
+	ch <- m
+	return true
+}
+
+// startStamp is the created timestamp of a counter or histogram that
+// counts since t; nil when t is zero (unknown).
+func startStamp(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
 }
 
 // targetLabels are the variable labels every Redis-side series starts
@@ -98,18 +125,21 @@ func newSeriesLabels(target, node string) seriesLabels {
 }
 
 // targetMetric sends a const gauge or counter of d for the target of sl
-// with its own label values labels; or, for a nil sl (host collectors,
-// whose desc has const labels), what constMetric sends. Like constMetric it
-// sends nothing for a wrong label count or a value that is not valid
-// UTF-8.
-func targetMetric(ch chan<- prometheus.Metric, d targetDesc, vt prometheus.ValueType, v float64, sl *seriesLabels, labels ...string) bool {
+// with its own label values labels, a counter with start as its created
+// timestamp (nil: none); or, for a nil sl (host collectors, whose desc
+// has const labels), what constMetric sends. Like constMetric it sends
+// nothing for a wrong label count or a value that is not valid UTF-8.
+func targetMetric(ch chan<- prometheus.Metric, d targetDesc, vt prometheus.ValueType, v float64, start *timestamppb.Timestamp, sl *seriesLabels, labels ...string) bool {
 	if sl == nil {
+		if vt == prometheus.CounterValue && start != nil {
+			return constCounter(ch, d.Desc, v, start.AsTime(), labels...)
+		}
 		return constMetric(ch, d.Desc, vt, v, labels...)
 	}
 	if len(labels) != len(d.own) || !sl.valid {
 		return false
 	}
-	m := &seriesMetric{desc: d.Desc, vt: vt, v: v, labels: make([]*dto.LabelPair, 0, 2+len(labels))}
+	m := &seriesMetric{desc: d.Desc, vt: vt, v: v, start: start, labels: make([]*dto.LabelPair, 0, 2+len(labels))}
 	m.labels = append(m.labels, sl.pairs[:]...)
 	for i, l := range labels {
 		if !utf8.ValidString(l) {
@@ -134,6 +164,7 @@ type seriesMetric struct {
 	labels []*dto.LabelPair
 	vt     prometheus.ValueType
 	v      float64
+	start  *timestamppb.Timestamp // a counter's created timestamp, shared read-only; nil: none
 }
 
 func (m *seriesMetric) Desc() *prometheus.Desc { return m.desc }
@@ -142,7 +173,7 @@ func (m *seriesMetric) Write(out *dto.Metric) error {
 	out.Label = m.labels
 	switch m.vt {
 	case prometheus.CounterValue:
-		out.Counter = &dto.Counter{Value: proto.Float64(m.v)}
+		out.Counter = &dto.Counter{Value: proto.Float64(m.v), CreatedTimestamp: m.start}
 	case prometheus.GaugeValue:
 		out.Gauge = &dto.Gauge{Value: proto.Float64(m.v)}
 	default:

@@ -276,19 +276,21 @@ func (d latencyDescs) describe(ch chan<- *prometheus.Desc) {
 }
 
 // emit writes the events and histograms of the target of sl;
-// classic adds classic buckets to hist, beside the native ones.
-func (d latencyDescs) emit(out *sink, sl *seriesLabels, events []LatencyEvent, hists []CommandHistogram, classic bool) {
+// classic adds classic buckets to hist, beside the native ones. The
+// event totals count since the latency monitor's reset, the histograms
+// since the statistics'.
+func (d latencyDescs) emit(out *sink, sl *seriesLabels, events []LatencyEvent, hists []CommandHistogram, classic bool, since ServerSince) {
 	for _, e := range events {
 		out.series(d.last, prometheus.GaugeValue, float64(e.LatestMillis)/1e3, sl, e.Event)
 		out.series(d.max, prometheus.GaugeValue, float64(e.MaxMillis)/1e3, sl, e.Event)
 		out.series(d.ts, prometheus.GaugeValue, float64(e.Timestamp), sl, e.Event)
 		if e.HasTotals {
-			out.series(d.spikeSum, prometheus.CounterValue, float64(e.SumMillis)/1e3, sl, e.Event)
-			out.series(d.spikes, prometheus.CounterValue, float64(e.Count), sl, e.Event)
+			out.counter(d.spikeSum, float64(e.SumMillis)/1e3, since.latency, sl, e.Event)
+			out.counter(d.spikes, float64(e.Count), since.latency, sl, e.Event)
 		}
 	}
 	for _, h := range hists {
-		out.metric(d.hist, newServerHistogram(d.hist.Desc, h, classic, sl.values[0], sl.values[1], h.Command))
+		out.metric(d.hist, newServerHistogram(d.hist.Desc, h, classic, since.stats, sl.values[0], sl.values[1], h.Command))
 	}
 }
 

@@ -51,7 +51,7 @@ func TestServerHistogramBuckets(t *testing.T) {
 	h.SumSeconds, h.SumExact = 0.123, true
 	desc := prometheus.NewDesc("x_seconds", "x", []string{"command"}, nil)
 	var m dto.Metric
-	if err := newServerHistogram(desc, h, true, "ping").Write(&m); err != nil {
+	if err := newServerHistogram(desc, h, true, nil, "ping").Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	hist := m.GetHistogram()
@@ -92,7 +92,7 @@ func TestServerHistogramBuckets(t *testing.T) {
 	// Without commandstats the sum is estimated from bucket midpoints.
 	h.SumExact = false
 	m.Reset()
-	_ = newServerHistogram(desc, h, true, "ping").Write(&m)
+	_ = newServerHistogram(desc, h, true, nil, "ping").Write(&m)
 	if s := m.GetHistogram().GetSampleSum(); s <= 0 || s > 79109*64e-6 {
 		t.Errorf("estimated sum %v", s)
 	}
@@ -104,10 +104,10 @@ func TestServerHistogramNativeOnly(t *testing.T) {
 	hs, _, _ := parseLatencyHistogram(capturedHistogram())
 	desc := prometheus.NewDesc("x_seconds", "x", []string{"command"}, nil)
 	var classic, native dto.Metric
-	if err := newServerHistogram(desc, hs[0], true, "ping").Write(&classic); err != nil {
+	if err := newServerHistogram(desc, hs[0], true, nil, "ping").Write(&classic); err != nil {
 		t.Fatal(err)
 	}
-	if err := newServerHistogram(desc, hs[0], false, "ping").Write(&native); err != nil {
+	if err := newServerHistogram(desc, hs[0], false, nil, "ping").Write(&native); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(native.GetHistogram().GetBucket()); n != 0 {

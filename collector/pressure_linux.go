@@ -4,6 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 type pressureCollector struct {
 	paths Paths
+	boot  bootTime // since when the stall times count
 	desc  *prometheus.Desc
 }
 
@@ -20,9 +21,10 @@ func (c *pressureCollector) update(ch chan<- prometheus.Metric) error {
 	if err != nil {
 		return err
 	}
-	constMetric(ch, c.desc, prometheus.CounterValue, float64(p.SomeMicros)/1e6, "some")
+	boot := c.boot.get(c.paths)
+	constCounter(ch, c.desc, float64(p.SomeMicros)/1e6, boot, "some")
 	if p.HasFull {
-		constMetric(ch, c.desc, prometheus.CounterValue, float64(p.FullMicros)/1e6, "full")
+		constCounter(ch, c.desc, float64(p.FullMicros)/1e6, boot, "full")
 	}
 	return nil
 }

@@ -1,6 +1,10 @@
 package collector
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // ProcessStats is what /proc says about the redis-server process.
 type ProcessStats struct {
@@ -15,6 +19,9 @@ type ProcessStats struct {
 	HasOpenFilesLimit   bool
 	CPUsAllowed         int // 0 when unknown
 	NUMANodesAllowed    int // 0 when unknown
+	// Started is when the process started (/proc/<pid>/stat), since when
+	// its context switches count; zero when unknown.
+	Started time.Time
 }
 
 // startSlack is how far the process start time may be from the one INFO
@@ -90,8 +97,9 @@ func (d processDescs) emit(out *sink, sl *seriesLabels, ps *ProcessStats) {
 	if ps.HasOpenFilesLimit {
 		gauge(d.openFiles, float64(ps.OpenFilesLimit))
 	}
-	out.series(d.switches, prometheus.CounterValue, float64(ps.VoluntarySwitches), sl, "voluntary")
-	out.series(d.switches, prometheus.CounterValue, float64(ps.InvoluntarySwitches), sl, "involuntary")
+	start := startStamp(ps.Started)
+	out.counter(d.switches, float64(ps.VoluntarySwitches), start, sl, "voluntary")
+	out.counter(d.switches, float64(ps.InvoluntarySwitches), start, sl, "involuntary")
 	if ps.CPUsAllowed > 0 {
 		gauge(d.cpus, float64(ps.CPUsAllowed))
 	}

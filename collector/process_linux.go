@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis-prober/redis-prober/internal/host"
 )
@@ -58,6 +59,9 @@ func ReadProcess(paths Paths, id Identity) (*ProcessStats, error) {
 	}
 	if v, ok, err := proc.OpenFilesLimit(); err == nil {
 		ps.OpenFilesLimit, ps.HasOpenFilesLimit = v, ok
+	}
+	if t, err := proc.StartTime(); err == nil && t > 0 {
+		ps.Started = time.Unix(0, int64(t*1e9))
 	}
 	return ps, nil
 }

@@ -53,8 +53,10 @@ type Snapshot struct {
 	// not read.
 	Commandlog *CommandlogLengths
 	Process    *ProcessStats
-	Host       HostFacts
-	Checks     []Result
+	// Since is since when the server's own counters count.
+	Since  ServerSince
+	Host   HostFacts
+	Checks []Result
 	// Errors per collector name: nil when it succeeded. Collectors not
 	// run are absent.
 	Errors    map[string]error
@@ -74,6 +76,7 @@ type Target struct {
 
 	refreshMu sync.Mutex // one refresh at a time; guards the fields below
 	forks     forkTracker
+	since     serverSince
 	capLogged map[string]bool // collectors whose drops were logged
 	lastBad   string          // the absurd INFO values logged last
 	// fork is the target's child of the set's fork histogram, from Add;

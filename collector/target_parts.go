@@ -39,6 +39,7 @@ func (infoPart) refresh(ctx context.Context, t *Target, s *Snapshot, r *refreshS
 	}
 	t.drop("info", skipped, infoDropReason)
 	t.dropAbsurd(s.Info)
+	s.Since = t.since.info(s.Info, s.Time)
 	if n := t.forks.next(s.Info); n > 0 {
 		if usec, ok := s.Info.Float("latest_fork_usec"); ok {
 			for range n {
@@ -50,7 +51,7 @@ func (infoPart) refresh(ctx context.Context, t *Target, s *Snapshot, r *refreshS
 }
 
 func (infoPart) emit(set *Targets, out *sink, t *Target, snap *Snapshot) {
-	set.info.emit(out, &t.sl, snap.Info)
+	set.info.emit(out, &t.sl, snap.Info, snap.Since.stats)
 	out.metric(set.forkDesc, t.fork)
 }
 
@@ -62,11 +63,14 @@ func (latencyPart) refresh(ctx context.Context, t *Target, s *Snapshot, r *refre
 	}
 	var err error
 	s.Events, s.Histograms, err = t.fetchLatency(ctx, s.Info)
+	if err == nil {
+		s.Since = t.since.events(s.Events)
+	}
 	return true, err
 }
 
 func (latencyPart) emit(set *Targets, out *sink, t *Target, snap *Snapshot) {
-	set.lat.emit(out, &t.sl, snap.Events, snap.Histograms, t.cfg.ServerClassicBuckets)
+	set.lat.emit(out, &t.sl, snap.Events, snap.Histograms, t.cfg.ServerClassicBuckets, snap.Since)
 }
 
 type commandlogPart struct{}

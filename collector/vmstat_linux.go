@@ -9,6 +9,7 @@ import (
 
 type vmstatCollector struct {
 	paths                     Paths
+	boot                      bootTime // since when the counters count
 	swapIn, swapOut, thp, cmp *prometheus.Desc
 }
 
@@ -39,9 +40,10 @@ func (c *vmstatCollector) update(ch chan<- prometheus.Metric) error {
 	if err != nil {
 		return err
 	}
+	boot := c.boot.get(c.paths)
 	counter := func(d *prometheus.Desc, key string, labels ...string) {
 		if v, ok := vm[key]; ok {
-			constMetric(ch, d, prometheus.CounterValue, float64(v), labels...)
+			constCounter(ch, d, float64(v), boot, labels...)
 		}
 	}
 	counter(c.swapIn, "pswpin")

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,16 +14,24 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/metricshttp"
 	"github.com/redis-prober/redis-prober/internal/statuspage"
 )
 
+// registerProcessCollectors registers the build info and the Go and
+// process collectors, whose counters and summaries count since the
+// process started: they carry that as their created timestamp (except
+// the network counters, which count since the network namespace's
+// interfaces came up).
 func registerProcessCollectors(reg prometheus.Registerer) {
+	started := collector.ProcessStarted(collector.DefaultPaths(), os.Getpid())
 	reg.MustRegister(
 		versioncollector.NewCollector("redis_prober"),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collector.SinceStart(collectors.NewGoCollector(), started),
+		collector.SinceStart(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), started,
+			"process_network_receive_bytes_total", "process_network_transmit_bytes_total"),
 	)
 }
 

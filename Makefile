@@ -52,7 +52,9 @@ PROMETHEUS3 ?= 3.5=$(PEERS_CACHE)/prometheus-3.5/bin/prometheus \
 # name=binary of each server the server tests run on beside Redis 7.0 (PATH).
 SERVERS     ?= redis-8.0=$(PEERS_CACHE)/redis-8.0/bin/redis-server \
                valkey-8.0=$(PEERS_CACHE)/valkey-8.0/bin/valkey-server \
-               valkey-8.1=$(PEERS_CACHE)/valkey-8.1/bin/valkey-server
+               valkey-8.1=$(PEERS_CACHE)/valkey-8.1/bin/valkey-server \
+               valkey-9.1=$(PEERS_CACHE)/valkey-9.1/bin/valkey-server \
+               redis-8=$(PEERS_CACHE)/redis-8/bin/redis-server
 # The packages whose tests talk to a real server: collectors and the probe.
 SERVER_PKGS ?= ./internal/redistest/ ./collector/ ./prober/...
 SERVER_RUN  ?= .

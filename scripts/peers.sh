@@ -7,15 +7,19 @@
 #   valkey-8.0       valkey-server 8.0 (bookworm-backports; built for bookworm)
 #   redis-8.0        redis-server 8.0 (trixie)
 #   valkey-8.1       valkey-server 8.1 (trixie)
+#   valkey-9.1       valkey-server 9.1 (sid)
+#   redis-8          redis-server: the newest Redis 8 Debian has (sid)
 #   prometheus-3.16  prometheus + promtool 3.16, built from the Go module
 #                    (no Debian suite has it): `go install` of v0.316.0
 #
 # Nothing is installed into the system from the newer suites: packages are
 # fetched with `apt-get download` and unpacked with `dpkg -x`. The trixie
-# servers are built against a newer glibc than bookworm's, so they run on
-# trixie's own loader and libc (libc6, libstdc++6, libgcc-s1 unpacked into
-# trixie-libc/): their ELF interpreter and rpath are pointed there with
-# patchelf, the way a trixie chroot would run them, without the chroot.
+# and sid servers are built against a newer glibc than bookworm's, so they
+# run on a newer suite's own loader and libc (libc6, libstdc++6, libgcc-s1
+# unpacked into trixie-libc/ or sid-libc/): their ELF interpreter and rpath
+# are pointed there with patchelf, the way a chroot of that suite would run
+# them, without the chroot. Valkey 9.1 of sid asks only for trixie's glibc;
+# sid's Redis asks for sid's (2.43), so it runs on sid-libc/.
 # PEERS_METHOD=build builds Redis 8.0 from Debian's source package instead
 # (apt-get source + build-dep from bookworm + dpkg-buildpackage, nocheck).
 #
@@ -70,9 +74,9 @@ APT_ETC="${APT_ETC:-/etc/apt}"
 SOURCES=$APT_ETC/sources.list.d/redis-prober-peers.sources
 PINS=$APT_ETC/preferences.d/redis-prober-peers
 SUITES="sid trixie bookworm-backports"
-ALL="prometheus-3.5 redis_exporter valkey-8.0 redis-8.0 valkey-8.1 prometheus-3.16"
+ALL="prometheus-3.5 redis_exporter valkey-8.0 redis-8.0 valkey-8.1 valkey-9.1 redis-8 prometheus-3.16"
 
-# name|suite|packages|expected version prefix|binaries (path in the package:name in bin/)|needs trixie libc
+# name|suite|packages|expected version prefix|binaries (path in the package:name in bin/)|libc entry to run on (no: the system's)
 # A suite of "go" builds Go commands instead: packages is module@version,
 # the version prefix is what `--version` of the first binary must say, and
 # the binaries are package paths in the module:name in bin/.
@@ -82,9 +86,12 @@ entry() {
 	prometheus-3.5) echo "sid|prometheus promtool|3.5.|usr/bin/prometheus:prometheus usr/bin/promtool:promtool|no" ;;
 	redis_exporter) echo "sid|prometheus-redis-exporter||usr/bin/prometheus-redis-exporter:redis_exporter|no" ;;
 	valkey-8.0) echo "bookworm-backports|valkey-server valkey-tools|8.0.|usr/bin/valkey-server:valkey-server usr/bin/valkey-cli:valkey-cli|no" ;;
-	redis-8.0) echo "trixie|redis-server redis-tools|5:8.0.|usr/bin/redis-server:redis-server usr/bin/redis-cli:redis-cli|yes" ;;
-	valkey-8.1) echo "trixie|valkey-server valkey-tools|8.1.|usr/bin/valkey-server:valkey-server usr/bin/valkey-cli:valkey-cli|yes" ;;
+	redis-8.0) echo "trixie|redis-server redis-tools|5:8.0.|usr/bin/redis-server:redis-server usr/bin/redis-cli:redis-cli|trixie-libc" ;;
+	valkey-8.1) echo "trixie|valkey-server valkey-tools|8.1.|usr/bin/valkey-server:valkey-server usr/bin/valkey-cli:valkey-cli|trixie-libc" ;;
+	valkey-9.1) echo "sid|valkey-server valkey-tools|9.1.|usr/bin/valkey-server:valkey-server usr/bin/valkey-cli:valkey-cli|trixie-libc" ;;
+	redis-8) echo "sid|redis-server redis-tools|5:8.|usr/bin/redis-server:redis-server usr/bin/redis-cli:redis-cli|sid-libc" ;;
 	trixie-libc) echo "trixie|libc6 libstdc++6 libgcc-s1|||no" ;;
+	sid-libc) echo "sid|libc6 libstdc++6 libgcc-s1|||no" ;;
 	*) echo "peers.sh: unknown entry $1" >&2; return 1 ;;
 	esac
 }
@@ -101,6 +108,8 @@ print_env() {
 	echo "VALKEY_8_0=$CACHE/valkey-8.0/bin/valkey-server"
 	echo "REDIS_8_0=$CACHE/redis-8.0/bin/redis-server"
 	echo "VALKEY_8_1=$CACHE/valkey-8.1/bin/valkey-server"
+	echo "VALKEY_9_1=$CACHE/valkey-9.1/bin/valkey-server"
+	echo "REDIS_8=$CACHE/redis-8/bin/redis-server"
 	echo "PROMTOOL_3_16=$CACHE/prometheus-3.16/bin/promtool"
 	echo "PROMETHEUS_3_16=$CACHE/prometheus-3.16/bin/prometheus"
 }
@@ -227,7 +236,7 @@ fetch() {
 		build=yes
 		libc=no # built here, on bookworm's own libc
 	fi
-	[ "$libc" = yes ] && fetch trixie-libc
+	[ "$libc" != no ] && fetch "$libc"
 	local t0=$SECONDS
 	add_suites
 	rm -rf "$dir"
@@ -256,7 +265,7 @@ fetch() {
 		done
 		[ "$n" -ge 1 ] || die "$name: apt-get download fetched nothing"
 	fi
-	[ "$libc" = yes ] && relocate "$dir"
+	[ "$libc" != no ] && relocate "$dir" "$libc"
 	local b src dst
 	for b in $bins; do
 		src="${b%%:*}"
@@ -349,11 +358,12 @@ build_go() {
 	log "fetched: $name ($modver) in $((SECONDS - t0)) s: $out"
 }
 
-# relocate points every ELF executable under DIR/root/usr/bin at trixie's
-# loader and libc (what a trixie chroot would give them).
+# relocate DIR LIBC points every ELF executable under DIR/root/usr/bin at
+# the loader and libc of entry LIBC (what a chroot of its suite would give
+# them).
 relocate() {
-	local dir="$1" lib="$CACHE/trixie-libc/root/usr/lib/x86_64-linux-gnu" f
-	[ -x "$lib/ld-linux-x86-64.so.2" ] || die "trixie loader missing in $lib"
+	local dir="$1" lib="$CACHE/$2/root/usr/lib/x86_64-linux-gnu" f
+	[ -x "$lib/ld-linux-x86-64.so.2" ] || die "$2 loader missing in $lib"
 	for f in "$dir"/root/usr/bin/*; do
 		[ -f "$f" ] && [ ! -L "$f" ] || continue
 		[ "$(od -An -tx1 -N4 "$f")" = " 7f 45 4c 46" ] || continue

@@ -65,7 +65,9 @@ func TestInfoEvidenceCounters(t *testing.T) {
 	}
 	cur.latestForkUsec, cur.evicted, cur.expireCPUMillis, cur.aofDelayedFsync, cur.defragHits = 900, 6, 14, 2, 4
 	got := infoEvidence(prev, cur)
-	span := func(c Cause, d time.Duration) Evidence { return Evidence{Cause: c, From: 1000 * ms, To: 2000 * ms, Dur: d} }
+	span := func(c Cause, d time.Duration) Evidence {
+		return Evidence{Cause: c, From: 1000 * ms, To: 2000 * ms, Dur: d}
+	}
 	want := []Evidence{span(Fork, 900*time.Microsecond), span(Persistence, 0), span(Eviction, 0),
 		span(Expiry, 4*time.Millisecond), span(Defrag, 0)}
 	if !sameEvidence(got, want) {

@@ -186,6 +186,7 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		addCollectorRunFlags(cmd, paths),
 		addBurstRunFlags(cmd),
 		addChangeRunFlags(cmd, paths),
+		addExplainRunFlags(cmd, paths),
 	}
 	discoveryF := addDiscoveryFlags(cmd)
 	src := &engine.TargetSource{}

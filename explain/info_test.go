@@ -96,8 +96,11 @@ func TestParseSlowlog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0] != (slowEntry{7, 1796313063, 16247}) || got[1].micros != 300123 {
+	if len(got) != 2 || got[0] != (slowEntry{7, 1796313063, 16247, true}) || got[1].micros != 300123 || got[1].forks {
 		t.Fatalf("got %+v", got)
+	}
+	if ev := slowEvidence(got[0], 0); ev.Cause != Fork {
+		t.Errorf("BGSAVE's entry is %v, want fork: its time is the fork's", ev.Cause)
 	}
 	ev := slowEvidence(got[1], int64(2*time.Second)) // the server's clock is 2 s ahead
 	end := (1796313060 - 2) * int64(time.Second)

@@ -2,15 +2,28 @@ package explain
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
 // slowEntry is what attribution reads of a SLOWLOG (COMMANDLOG slow) entry:
 // its id, when it was logged (whole Unix seconds of the server, just after
-// the command ended) and how long the command ran. Never its arguments or
-// client.
+// the command ended), how long the command ran, and whether the command
+// forks (BGSAVE, BGREWRITEAOF: its time is the fork's). Never its
+// arguments or client.
 type slowEntry struct {
 	id, unix, micros int64
+	forks            bool
+}
+
+// forkingCommand says whether a command's name is one that forks.
+func forkingCommand(args any) bool {
+	a, ok := args.([]any)
+	if !ok || len(a) == 0 {
+		return false
+	}
+	name, ok := a[0].(string)
+	return ok && (strings.EqualFold(name, "bgsave") || strings.EqualFold(name, "bgrewriteaof"))
 }
 
 // maxEntryMicros is the longest execution taken as true: a day.
@@ -35,6 +48,9 @@ func parseSlowlog(reply any) ([]slowEntry, error) {
 				return nil, fmt.Errorf("slowlog get: field %d is %T", i, f[i])
 			}
 		}
+		if len(f) > 3 {
+			e.forks = forkingCommand(f[3])
+		}
 		if e.micros > maxEntryMicros {
 			return nil, fmt.Errorf("slowlog get: entry of %d µs is out of range", e.micros)
 		}
@@ -49,7 +65,11 @@ func parseSlowlog(reply any) ([]slowEntry, error) {
 func slowEvidence(e slowEntry, offset int64) Evidence {
 	d := time.Duration(e.micros) * time.Microsecond
 	end := e.unix*int64(time.Second) - offset
-	return Evidence{Cause: SlowCommand, From: end - int64(d), To: end + int64(time.Second), Dur: d}
+	c := SlowCommand
+	if e.forks {
+		c = Fork
+	}
+	return Evidence{Cause: c, From: end - int64(d), To: end + int64(time.Second), Dur: d}
 }
 
 // latencySpike is one sample of a LATENCY event class: when (whole Unix

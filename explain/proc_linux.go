@@ -3,6 +3,10 @@
 package explain
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -24,10 +28,21 @@ type procSampler struct {
 	pid   int
 	proc  *procfs.Proc
 
+	fs            procfs.FS
 	have          bool
 	at            int64
 	wait, majflts uint64
+	// children is the CPU time (clock ticks) of the server's fork
+	// children at the last sample, by pid.
+	children map[int]uint64
 }
+
+// maxChildren bounds the children read: Redis runs one fork child at a
+// time (BGSAVE, AOF rewrite, a module's).
+const maxChildren = 4
+
+// userHZ is the clock tick of /proc/<pid>/stat's CPU times.
+const userHZ = 100
 
 // attach finds the process of info (again when its pid changed).
 func (s *procSampler) attach(info collector.Info) {
@@ -50,7 +65,7 @@ func (s *procSampler) attach(info collector.Info) {
 	if err != nil {
 		return
 	}
-	s.proc = &p
+	s.fs, s.proc = fs, &p
 }
 
 // sample returns the run delay and major faults since the previous sample,
@@ -75,8 +90,57 @@ func (s *procSampler) sample(now int64) []Evidence {
 	if d := time.Duration(ss.WaitingNanoseconds - prev.wait); ss.WaitingNanoseconds > prev.wait && d >= minRunDelay {
 		out = append(out, Evidence{Cause: RedisCPU, From: prev.at, To: now, Dur: d})
 	}
+	if d := time.Duration(ss.WaitingNanoseconds - prev.wait); ss.WaitingNanoseconds > prev.wait && d >= minRunDelay {
+		// The server's own fork child is a process like any other on the
+		// host's CPUs: what it ran while the server waited (at most the
+		// wait) is the fork's.
+		if c := s.childCPU(time.Duration(now - prev.at)); c > 0 {
+			out = append(out, Evidence{Cause: Fork, From: prev.at, To: now, Dur: min(c, d)})
+		}
+	} else {
+		s.childCPU(0)
+	}
 	if uint64(st.MajFlt) > prev.majflts {
 		out = append(out, Evidence{Cause: Swap, From: prev.at, To: now})
 	}
 	return out
+}
+
+// childCPU is the CPU time the server's children ran since the previous
+// call (a new child's whole time, at most span), from
+// /proc/<pid>/task/<pid>/children and each child's stat.
+func (s *procSampler) childCPU(span time.Duration) time.Duration {
+	pid := strconv.Itoa(s.pid)
+	b, err := os.ReadFile(filepath.Join(s.paths.ProcFS, pid, "task", pid, "children"))
+	if err != nil || len(b) == 0 {
+		s.children = nil
+		return 0
+	}
+	seen := make(map[int]uint64, 1)
+	var total time.Duration
+	for i, f := range strings.Fields(string(b)) {
+		if i >= maxChildren {
+			break
+		}
+		cpid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		p, err := s.fs.Proc(cpid)
+		if err != nil {
+			continue
+		}
+		st, err := p.Stat()
+		if err != nil {
+			continue
+		}
+		ticks := uint64(st.UTime + st.STime)
+		seen[cpid] = ticks
+		d := time.Duration(ticks-s.children[cpid]) * time.Second / userHZ
+		if prev, ok := s.children[cpid]; ok && ticks >= prev || !ok {
+			total += min(d, span)
+		}
+	}
+	s.children = seen
+	return total
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -53,6 +54,9 @@ func buildProber(t *testing.T, root string) string {
 type prober struct {
 	addr string // host:port of /metrics
 	log  string
+	// stop stops it (SIGTERM, then SIGKILL after 10 s) and waits; once
+	// is enough, the test's end calls it too.
+	stop func()
 }
 
 // startProber runs `redis-prober run` with args (which name the targets:
@@ -79,7 +83,7 @@ func startProber(t *testing.T, bin string, args ...string) *prober {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait(); logFile.Close() }()
-	t.Cleanup(func() {
+	p.stop = sync.OnceFunc(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-exited:
@@ -87,6 +91,9 @@ func startProber(t *testing.T, bin string, args ...string) *prober {
 			_ = cmd.Process.Kill()
 			<-exited
 		}
+	})
+	t.Cleanup(func() {
+		p.stop()
 		if t.Failed() {
 			b, _ := os.ReadFile(p.log)
 			t.Logf("prober log:\n%s", tailBytes(b, 4000))

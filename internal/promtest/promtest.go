@@ -39,6 +39,9 @@ type Config struct {
 	// Native says how Prometheus is asked to ingest native histograms;
 	// the zero value asks the way its version needs.
 	Native Native
+	// Features are more --enable-feature names (st-storage,
+	// use-start-timestamps, ...), beside the native-histogram one.
+	Features []string
 }
 
 // Native is how a Prometheus is asked to ingest native histograms. There
@@ -184,7 +187,7 @@ func Start(t testing.TB, cfg Config) *Server {
 	for range 3 {
 		port := redistest.FreePort(t)
 		s.URL = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		if lastErr = s.start(t, bin, cfgPath, port, flag); lastErr == nil {
+		if lastErr = s.start(t, bin, cfgPath, port, flag, cfg.Features); lastErr == nil {
 			return s
 		}
 	}
@@ -226,7 +229,7 @@ func configYAML(cfg Config, nativeSetting bool) string {
 	return b.String()
 }
 
-func (s *Server) start(t testing.TB, bin, cfgPath string, port int, nativeFlag bool) error {
+func (s *Server) start(t testing.TB, bin, cfgPath string, port int, nativeFlag bool, features []string) error {
 	logPath := filepath.Join(s.Dir, "prometheus.log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -240,6 +243,9 @@ func (s *Server) start(t testing.TB, bin, cfgPath string, port int, nativeFlag b
 	}
 	if nativeFlag {
 		args = append(args, "--enable-feature=native-histograms")
+	}
+	for _, f := range features {
+		args = append(args, "--enable-feature="+f)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = s.Dir
@@ -310,11 +316,22 @@ type Sample struct {
 // scalar or string result is one sample without labels. The error carries
 // Prometheus's own message for a bad expression.
 func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
+	return s.query(ctx, url.Values{"query": {expr}})
+}
+
+// QueryAt evaluates expr at time at (to the millisecond, Prometheus's
+// resolution), as Query does at the current time.
+func (s *Server) QueryAt(ctx context.Context, expr string, at time.Time) ([]Sample, error) {
+	ms := at.UnixMilli()
+	return s.query(ctx, url.Values{"query": {expr}, "time": {fmt.Sprintf("%d.%03d", ms/1000, ms%1000)}})
+}
+
+func (s *Server) query(ctx context.Context, form url.Values) ([]Sample, error) {
 	var data struct {
 		ResultType string          `json:"resultType"`
 		Result     json.RawMessage `json:"result"`
 	}
-	if err := s.api(ctx, "/api/v1/query", url.Values{"query": {expr}}, &data); err != nil {
+	if err := s.api(ctx, "/api/v1/query", form, &data); err != nil {
 		return nil, err
 	}
 	switch data.ResultType {

@@ -43,6 +43,10 @@ func TestStartQueryRules(t *testing.T) {
 	if got, err := s.Query(ctx, "scalar(vector(0.25))"); err != nil || len(got) != 1 || got[0].Value != 0.25 {
 		t.Fatalf("scalar query: %v, %v", got, err)
 	}
+	at := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+	if got, err := s.QueryAt(ctx, "time()", at); err != nil || len(got) != 1 || got[0].Value != float64(at.UnixMilli())/1000 {
+		t.Fatalf("time() at %v: %v, %v", at, got, err)
+	}
 	if got, err := s.Query(ctx, "vector(0) / 0"); err != nil || len(got) != 1 || !math.IsNaN(got[0].Value) {
 		t.Fatalf("NaN query: %v, %v", got, err)
 	}

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -13,6 +14,9 @@ type Metrics struct {
 
 	mu    sync.Mutex
 	nodes map[[2]string]*Node
+	// added is when each node joined: since then its counts count (their
+	// created timestamp).
+	added map[[2]string]time.Time
 }
 
 var _ prometheus.Collector = (*Metrics)(nil)
@@ -30,6 +34,7 @@ func NewMetrics() *Metrics {
 			"Share of the slow requests of the last 5 minutes that no source explains (0 with none).",
 			[]string{"target", "node"}, nil),
 		nodes: map[[2]string]*Node{},
+		added: map[[2]string]time.Time{},
 	}
 }
 
@@ -38,11 +43,13 @@ func (m *Metrics) Add(target, node string, n *Node) (remove func()) {
 	key := [2]string{target, node}
 	m.mu.Lock()
 	m.nodes[key] = n
+	m.added[key] = time.Now()
 	m.mu.Unlock()
 	return func() {
 		m.mu.Lock()
 		if m.nodes[key] == n {
 			delete(m.nodes, key)
+			delete(m.added, key)
 		}
 		m.mu.Unlock()
 	}
@@ -64,14 +71,15 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
 	nodes := make(map[[2]string]*Node, len(m.nodes))
+	added := make(map[[2]string]time.Time, len(m.nodes))
 	for k, n := range m.nodes {
-		nodes[k] = n
+		nodes[k], added[k] = n, m.added[k]
 	}
 	m.mu.Unlock()
 	for k, n := range nodes {
 		counts := n.Counts()
 		for c, v := range counts {
-			ch <- prometheus.MustNewConstMetric(m.slow, prometheus.CounterValue, float64(v), k[0], k[1], Cause(c).String())
+			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(m.slow, prometheus.CounterValue, float64(v), added[k], k[0], k[1], Cause(c).String())
 		}
 		ch <- prometheus.MustNewConstMetric(m.threshold, prometheus.GaugeValue, n.Threshold().Seconds(), k[0], k[1])
 		ch <- prometheus.MustNewConstMetric(m.unexplained, prometheus.GaugeValue, n.UnexplainedShare(), k[0], k[1])

@@ -127,7 +127,7 @@ func onTunedHost(info string) string {
 }
 
 // TestGoldenCapturedServers: the /metrics of targets whose every reply was
-// captured from a real Redis 8.0, Valkey 8.0 and Valkey 8.1 (two refreshes:
+// captured from a real Redis 8.0 (8.0.2, 8.0.6), Valkey 8.0, 8.1 and 9.1 (two refreshes:
 // the slow log's new entries show in the histogram), replayed over the
 // wire through go-redis. Valkey 8.0 refuses CONFIG, as an ACL would.
 func TestGoldenCapturedServers(t *testing.T) {
@@ -144,6 +144,13 @@ func TestGoldenCapturedServers(t *testing.T) {
 			return reply
 		}},
 		{name: "valkey-8.1", host: "untuned", commandlog: true},
+		{name: "valkey-9.1", host: "tuned", edit: func(file, reply string) string {
+			if file == "info.txt" {
+				return onTunedHost(reply)
+			}
+			return reply
+		}, commandlog: true},
+		{name: "redis-8.0.6", host: "untuned"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -202,7 +209,7 @@ func TestCommandlogSupported(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		want bool
-	}{{"redis-6.2.txt", false}, {"redis-7.0.txt", false}, {"redis-8.0.txt", false}, {"valkey-8.0.txt", false}, {"valkey-8.1.txt", true}} {
+	}{{"redis-6.2.txt", false}, {"redis-7.0.txt", false}, {"redis-8.0.txt", false}, {"redis-8.0.6.txt", false}, {"valkey-8.0.txt", false}, {"valkey-8.1.txt", true}, {"valkey-9.1.txt", true}} {
 		info, err := ParseInfo(readFixture(t, "info", tt.name))
 		if err != nil {
 			t.Fatal(err)

@@ -130,12 +130,13 @@ var infoRanges = map[string]infoRange{
 	"mem_fragmentation_ratio": {0, 1e6},
 	"allocator_frag_ratio":    {0, 1e6},
 	// 0/1 on older servers, the CPU percentage on newer ones.
-	"active_defrag_running":   {0, 100},
-	"rdb_bgsave_in_progress":  {0, 1},
-	"aof_rewrite_in_progress": {0, 1},
-	"module_fork_in_progress": {0, 1},
-	"loading":                 {0, 1},
-	"aof_enabled":             {0, 1},
+	"active_defrag_running":           {0, 100},
+	"rdb_bgsave_in_progress":          {0, 1},
+	"aof_rewrite_in_progress":         {0, 1},
+	"module_fork_in_progress":         {0, 1},
+	"slot_migration_fork_in_progress": {0, 1},
+	"loading":                         {0, 1},
+	"aof_enabled":                     {0, 1},
 }
 
 // dropAbsurd removes from info every field of infoRanges whose value is
@@ -248,7 +249,7 @@ func newInfoDescs() infoDescs {
 		used:       d("redis_prober_memory_used_bytes", "Memory allocated by Redis (INFO used_memory)."),
 		rss:        d("redis_prober_memory_rss_bytes", "Resident memory of Redis as the OS sees it (INFO used_memory_rss)."),
 		max:        d("redis_prober_memory_max_bytes", "Configured maxmemory (INFO maxmemory; 0 means no limit)."),
-		inProgress: d("redis_prober_persistence_in_progress", "1 while a persistence job runs, by kind: rdb (BGSAVE), aof_rewrite, module_fork, loading.", "kind"),
+		inProgress: d("redis_prober_persistence_in_progress", "1 while a persistence job runs, by kind: rdb (BGSAVE), aof_rewrite, module_fork, loading; and, on Valkey 9+, slot_migration_fork (the fork of an atomic slot migration).", "kind"),
 		lastOK:     d("redis_prober_persistence_last_ok", "1 when the last persistence job of the kind succeeded: rdb (BGSAVE), aof_rewrite, aof_write.", "kind"),
 	}
 }
@@ -300,6 +301,7 @@ func (d infoDescs) emit(out *sink, sl *seriesLabels, info Info, stats *timestamp
 	for _, p := range []struct{ kind, key string }{
 		{"rdb", "rdb_bgsave_in_progress"}, {"aof_rewrite", "aof_rewrite_in_progress"},
 		{"module_fork", "module_fork_in_progress"}, {"loading", "loading"},
+		{"slot_migration_fork", "slot_migration_fork_in_progress"},
 	} {
 		if v, ok := info.Float(p.key); ok {
 			gauge(d.inProgress, v, p.kind)

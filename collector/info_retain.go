@@ -12,6 +12,7 @@ var retainedInfo = []string{
 	"mem_fragmentation_ratio", "mem_fragmentation_bytes", "used_memory_rss", "used_memory",
 	"allocator_frag_ratio", "allocator_frag_bytes", "active_defrag_running", "maxmemory",
 	"rdb_bgsave_in_progress", "aof_rewrite_in_progress", "module_fork_in_progress", "loading",
+	"slot_migration_fork_in_progress",
 	"rdb_last_bgsave_status", "aof_last_bgrewrite_status", "aof_last_write_status",
 	"redis_version", "valkey_version",
 }

@@ -33,6 +33,8 @@ func TestParseInfoVersions(t *testing.T) {
 		{"redis-8.0.txt", "redis 8.0.2", 8, 0, 1163, true, true},
 		{"valkey-8.0.txt", "valkey 8.0.1", 7, 2, 1305, true, true},
 		{"valkey-8.1.txt", "valkey 8.1.1", 7, 2, 1243, true, true},
+		{"valkey-9.1.txt", "valkey 9.1.2", 7, 2, 1799, true, true},
+		{"redis-8.0.6.txt", "redis 8.0.6", 8, 0, 2441, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -117,7 +119,7 @@ func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 // FuzzParseInfo: any input parses or fails cleanly, and what parses
 // survives a render/parse round trip unchanged.
 func FuzzParseInfo(f *testing.F) {
-	for _, name := range []string{"redis-6.2.txt", "redis-7.0.txt", "redis-8.0.txt", "valkey-8.0.txt", "valkey-8.1.txt"} {
+	for _, name := range []string{"redis-6.2.txt", "redis-7.0.txt", "redis-8.0.txt", "redis-8.0.6.txt", "valkey-8.0.txt", "valkey-8.1.txt", "valkey-9.1.txt"} {
 		f.Add(readFixture(f, "info", name))
 	}
 	for _, name := range []string{"info-invalid-utf8.txt", "info-control-chars.txt", "info-absurd-values.txt"} {

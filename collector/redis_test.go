@@ -211,6 +211,17 @@ func TestRealRedisSeries(t *testing.T) {
 			t.Errorf("LATENCY HISTOGRAM ping: %+v", ping)
 		}
 	}
+	// Valkey 9 forks for an atomic slot migration, and says when it does:
+	// a kind of its own, absent on servers that do not.
+	v := redistest.BinaryVersion(t)
+	out, err := testutil.CollectAndFormat(tgt, expfmt.TypeTextPlain, "redis_prober_persistence_in_progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slotFork := bytes.Contains(out, []byte(`kind="slot_migration_fork"`))
+	if want := v.Flavor == "valkey" && v.AtLeast(9, 0); slotFork != want {
+		t.Errorf("%s: a slot_migration_fork series %v, want %v:\n%s", v, slotFork, want, out)
+	}
 	// The gauges equal INFO of the same refresh.
 	used, _ := s.Info.Float("used_memory")
 	if got := testutil.ToFloat64(gaugeOnly{tgt, "redis_prober_memory_used_bytes"}); got != used {

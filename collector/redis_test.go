@@ -317,7 +317,7 @@ func errorStats(t *testing.T, c *redis.Client) string {
 }
 
 // TestRealCommandlogAndLatencyTotals runs on whatever server the harness
-// starts (REDIS_SERVER_BIN: Redis 7.0, 8.0, Valkey 8.0, 8.1 in the
+// starts (REDIS_SERVER_BIN: Redis 7.0, 8.0, Valkey 8.0, 8.1, 9.1 in the
 // matrix). On Valkey 8.1+ the slow log's new entries are observed once
 // each, the lengths equal COMMANDLOG LEN, and LATENCY LATEST carries
 // totals; elsewhere COMMANDLOG is never sent (the server's errorstats do

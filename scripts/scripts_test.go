@@ -267,3 +267,49 @@ func TestPeersGoBuild(t *testing.T) {
 		t.Errorf("offline under CI=true: %v; want a failure with one ERROR line naming the entry:\n%s", err, out)
 	}
 }
+
+// TestMakefileServersArePeers: every server of the Makefile's matrix
+// (SERVERS) is an entry peers.sh fetches into a folder of its name, so a
+// server added to one is not forgotten in the other (make test would then
+// skip it, or fail under CI, for want of a binary).
+func TestMakefileServersArePeers(t *testing.T) {
+	mk, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := os.ReadFile("peers.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := regexp.MustCompile(`(?m)^ALL="([^"]*)"`).FindSubmatch(sh)
+	if all == nil {
+		t.Fatal(`peers.sh has no ALL="..." line`)
+	}
+	entries := map[string]bool{}
+	for _, e := range strings.Fields(string(all[1])) {
+		entries[e] = true
+	}
+	block := regexp.MustCompile(`(?ms)^SERVERS\s*\?=(.*?)^#`).FindSubmatch(mk)
+	if block == nil {
+		t.Fatal("the Makefile has no SERVERS ?= block")
+	}
+	servers := regexp.MustCompile(`([a-z0-9.-]+)=\$\(PEERS_CACHE\)/([a-z0-9._-]+)/bin/`).FindAllSubmatch(block[1], -1)
+	if len(servers) < 5 {
+		t.Fatalf("SERVERS names %d servers, want Redis 8.0, the newest Redis 8, Valkey 8.0, 8.1 and 9.1 at least", len(servers))
+	}
+	for _, s := range servers {
+		name, dir := string(s[1]), string(s[2])
+		if name != dir || !entries[name] {
+			t.Errorf("SERVERS has %s in the folder %s; peers.sh's entries are %s", name, dir, all[1])
+		}
+	}
+	out, _, err := runPeers(t, t.TempDir(), "--print-env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"VALKEY_9_1=", "REDIS_8="} {
+		if !strings.Contains(out, v) {
+			t.Errorf("--print-env lacks %s:\n%s", v, out)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Package redistest starts real redis-server processes for tests: each on a
 // free loopback port in its own temp dir, stopped when the test ends. The
 // binary is a parameter (REDIS_SERVER_BIN: any Redis or Valkey server, so the
-// same tests run on Redis 7.0, 8.0 and Valkey 8.x; see BinEnv). Under
+// same tests run on Redis 7.0, 8.x and Valkey 8.x, 9.x; see BinEnv). Under
 // CI=true a missing server fails the test; elsewhere it skips loudly.
 package redistest
 

@@ -14,6 +14,8 @@ func TestParseVersion(t *testing.T) {
 		{"Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=c4e7f6bf175a885b\n", Version{"redis", 7, 0, 15}},
 		{"Redis server v=8.0.2 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=b843bbd074c0e1da", Version{"redis", 8, 0, 2}},
 		{"Valkey server v=8.1.1 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=384b3c0d511f998a", Version{"valkey", 8, 1, 1}},
+		{"Valkey server v=9.1.2 sha=00000000:0 malloc=jemalloc-5.3.1 bits=64 build=9108e8f1788612b", Version{"valkey", 9, 1, 2}},
+		{"Redis server v=8.0.6 sha=00000000:0 malloc=jemalloc-5.3.1 bits=64 build=4ff5c8d39231b5d1", Version{"redis", 8, 0, 6}},
 	} {
 		got, err := ParseVersion(tc.in)
 		if err != nil || got != tc.want {

@@ -25,6 +25,27 @@ func Causes() (dashboard.Dashboard, error) {
 			WithTarget(query("A", quantile("0.99", "redis_prober_server_latency_seconds", byCommand, "target, command"), "server {{target}} {{command}}")).
 			WithTarget(query("B", quantile("0.99", "redis_prober_latency_seconds", probe, "target, command"), "client {{target}} {{command}}")))
 
+	b = b.WithRow(dashboard.NewRowBuilder("Why: slow requests by cause").Id(24)).
+		WithPanel(graph(25, "Slow requests by cause",
+			"Probe requests at or above the slow threshold, each attributed to one cause (fork, persistence, slow_command, latency_event, eviction, expiry, defrag, redis_cpu, swap, network, host, unexplained) from the node's own timeline: INFO, SLOWLOG, LATENCY events, /proc of a local redis-server. See docs/explain.md.",
+			"short", 8, 16, thresholds(green)).
+			DrawStyle(common.GraphDrawStyleBars).
+			FillOpacity(80).
+			Stacking(common.NewStackingConfigBuilder().Mode(common.StackingModeNormal)).
+			AxisLabel("slow requests").
+			WithTarget(query("A", `sum by (cause) (increase(redis_prober_slow_requests_total{target=~"$target"}[$__rate_interval]))`, "{{cause}}"))).
+		WithPanel(graph(26, "Unexplained share and slow threshold",
+			"Share of the last 5 minutes' slow requests that no source explains (left), and the threshold in force that makes a request slow (min(objective, max(4 × the node's own p99, 1 ms)); right, dashed).",
+			"percentunit", 8, 8, thresholds(green)).
+			Max(1).
+			OverrideByRegexp("^threshold .*", []dashboard.DynamicConfigValue{
+				{Id: "unit", Value: "s"},
+				{Id: "custom.axisPlacement", Value: "right"},
+				{Id: "custom.lineStyle", Value: map[string]any{"fill": "dash", "dash": []int{10, 10}}},
+			}).
+			WithTarget(query("A", `redis_prober_slow_unexplained_ratio{target=~"$target"}`, "unexplained {{target}} {{node}}")).
+			WithTarget(query("B", `redis_prober_slow_threshold_seconds{target=~"$target"}`, "threshold {{target}} {{node}}")))
+
 	b = b.WithRow(dashboard.NewRowBuilder("Fork and persistence").Id(4)).
 		WithPanel(graph(5, "Last fork",
 			"How long the last fork (BGSAVE, AOF rewrite, full sync) blocked Redis (INFO latest_fork_usec).",

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // lateCtx is a context whose deadline has passed but whose timer has not
@@ -139,5 +140,5 @@ func (r *firingRecorder) results() []Result {
 func (r *firingRecorder) SetUp(bool)                      {}
 func (r *firingRecorder) RecordLag(time.Duration)         {}
 func (r *firingRecorder) RecordClientDelay(time.Duration) {}
-func (r *firingRecorder) SetClock(Clock)                  {}
+func (r *firingRecorder) SetClock(wire.Clock)             {}
 func (r *firingRecorder) ClockFallback()                  {}

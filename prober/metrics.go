@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/internal/families"
 	"github.com/redis-prober/redis-prober/internal/safetext"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // Result classifies one request for redis_prober_requests_total.
@@ -276,7 +277,7 @@ type TargetRecorder struct {
 
 	clockVec     *prometheus.GaugeVec
 	target, node string
-	clock        atomic.Pointer[Clock]
+	clock        atomic.Pointer[wire.Clock]
 }
 
 // ForTarget resolves every probe child of a single-server target and
@@ -389,7 +390,7 @@ func (r *TargetRecorder) ClockFallback() { r.fallback.Inc() }
 // SetClock publishes the clock of the node's probe connection; only the
 // clock in use has a series. It runs once per new connection, off the
 // request path.
-func (r *TargetRecorder) SetClock(c Clock) {
+func (r *TargetRecorder) SetClock(c wire.Clock) {
 	if old := r.clock.Swap(&c); old != nil {
 		if *old == c {
 			return

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/redis-prober/redis-prober/internal/families/familiestest"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // The probe phase of redis_prober_latency_seconds keeps its classic
@@ -125,7 +126,7 @@ func TestMetricsGatherAsTheRegistry(t *testing.T) {
 		r.Record(i%3, ResultOK, time.Duration(i+1)*100*time.Microsecond)
 		r.SetUp(i%2 == 0)
 		r.RecordConnect(ResultOK, time.Millisecond)
-		r.SetClock(ClockKernel)
+		r.SetClock(wire.ClockKernel)
 		r.RecordClientDelay(time.Duration(i) * time.Microsecond)
 		m.Commands(target, PhaseBurst, []string{"get"}).Record(0, ResultTimeout, time.Second)
 		m.InitChanges(target, "restart", "config")

@@ -12,11 +12,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // Poller serves the open probe connections of many targets from few event
@@ -49,11 +49,8 @@ type pollShard struct {
 	failed  bool        // the loop could not be set up: every worker stays on its goroutine
 	inbox   []*pollConn // handed over, not yet taken by the loop
 	sweep   bool        // a probe stopped: the loop lets go of its workers
-	evfd    int         // wakes the loop, valid while running
-	// woken wakes the loop when it is parked on a Go timer (a long wait,
-	// see pollLoop.wait), as evfd does when it waits in epoll.
-	woken  chan struct{}
-	served atomic.Int64
+	poll    *wire.Poll  // the loop's epoll set, valid while running
+	served  atomic.Int64
 }
 
 // NewPoller returns a Poller; its loops start with their first connection.
@@ -65,7 +62,7 @@ func NewPoller() *Poller { return newPoller(max(1, runtime.GOMAXPROCS(0)/4)) }
 func newPoller(loops int) *Poller {
 	p := &Poller{}
 	for range loops {
-		p.shards = append(p.shards, &pollShard{evfd: -1, woken: make(chan struct{}, 1)})
+		p.shards = append(p.shards, &pollShard{})
 	}
 	return p
 }
@@ -116,15 +113,14 @@ type pollConn struct {
 	// means its reply is all in buf.
 	replies  uint64
 	s        slotTiming
-	ex       exchange
+	ex       wire.Exchange
 	inflight bool
 	deadline time.Time
 	// dead is what the connection met while no request was out (the server
 	// closed it, reset it, or sent what nobody asked for): the next
 	// request meets it, as a client reusing the connection would.
-	dead  error
-	at    time.Time // the timer: the slot's due time, or the request's deadline
-	index int       // in the timer heap, -1 when not in it
+	dead error
+	t    wire.Timer // the slot's due time, or the request's deadline
 }
 
 // pollable tells whether the worker's open connection is one the poller
@@ -134,7 +130,7 @@ func (w *worker) pollable() bool {
 		return false
 	}
 	wc := w.pc.wire
-	sc, plain := wc.Conn.(*stampConn)
+	sc, plain := wc.Conn.(*wire.StampedConn)
 	if !plain || sc != wc.stamps || w.pc.r.Buffered() > 0 || !wc.guard.Between() {
 		return false
 	}
@@ -149,15 +145,12 @@ func (w *worker) pollable() bool {
 // handOver gives the worker's open connection, and the worker, to the
 // poller (pollable said it may); false keeps both here.
 func (w *worker) handOver() bool {
-	sc := w.pc.wire.Conn.(*stampConn)
-	// The loop gets a descriptor of its own for the socket; closing Go's
-	// takes the socket out of the netpoller, whose events for it would
-	// otherwise wake the Go scheduler on every reply.
-	fd, err := -1, error(nil)
-	if cerr := sc.rc.Control(func(f uintptr) { fd, err = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil || err != nil {
+	sc := w.pc.wire.Conn.(*wire.StampedConn)
+	fd, err := wire.Dup(sc)
+	if err != nil {
 		return false
 	}
-	pc := &pollConn{w: w, fd: fd, remote: sc.RemoteAddr(), guard: w.pc.wire.guard, sent: sc.sent, index: -1}
+	pc := &pollConn{w: w, fd: fd, remote: sc.RemoteAddr(), guard: w.pc.wire.guard, sent: sc.Sent()}
 	// The worker is the loop's once adopted: nothing of it is touched here
 	// after that.
 	own := w.pc
@@ -178,31 +171,19 @@ func (p *pollShard) startLocked() bool {
 	if p.running || p.failed {
 		return p.running
 	}
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	poll, err := wire.NewPoll()
 	if err != nil {
 		p.failed = true
 		return false
 	}
-	evfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err == nil {
-		err = unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(evfd)})
-		if err != nil {
-			unix.Close(evfd)
-		}
-	}
-	if err != nil {
-		unix.Close(epfd)
-		p.failed = true
-		return false
-	}
-	p.running, p.evfd = true, evfd
-	go newPollLoop(p, epfd, evfd).run()
+	p.running, p.poll = true, poll
+	go newPollLoop(p, poll).run()
 	return true
 }
 
-func newPollLoop(p *pollShard, epfd, evfd int) *pollLoop {
-	l := &pollLoop{p: p, epfd: epfd, evfd: evfd, conns: map[int32]*pollConn{}, timers: newTimerHeap(),
-		oob: make([]byte, unix.CmsgSpace(3*16)), errOOB: make([]byte, 2*unix.CmsgSpace(64))}
+func newPollLoop(p *pollShard, poll *wire.Poll) *pollLoop {
+	l := &pollLoop{p: p, poll: poll, conns: map[int32]*pollConn{}, timers: wire.NewTimerHeap[*pollConn](),
+		oob: wire.OOB(), errOOB: wire.ErrOOB()}
 	l.rd = resp.NewReader(&l.src, probeReadBuffer)
 	return l
 }
@@ -231,35 +212,23 @@ func (p *pollShard) stopped() {
 	p.mu.Unlock()
 }
 
-var one = [8]byte{1}
-
 // wake rouses the loop; p.mu is held.
-func (p *pollShard) wake() {
-	_, _ = unix.Write(p.evfd, one[:])
-	select {
-	case p.woken <- struct{}{}:
-	default:
-	}
-}
+func (p *pollShard) wake() { p.poll.Wake() }
 
 // pollLoop is the state of one run of the loop, touched by its goroutine only.
 type pollLoop struct {
-	p          *pollShard
-	epfd, evfd int
-	conns      map[int32]*pollConn
-	timers     timerHeap
-	events     [64]unix.EpollEvent
-	msg        msgBuf
-	oob        []byte // the control messages of reads
-	errOOB     []byte // and of the error queue
-	src        bytes.Reader
-	rd         *resp.Reader // parses a complete reply out of src
-	noPwait2   bool         // the kernel has no epoll_pwait2 (before 5.11)
-	ts         unix.Timespec
-	inflight   int         // requests out, whose replies a wait expects soon
-	park       *time.Timer // a long wait's timer
-	scratch    [maxLastWords]byte
-	in         [16 << 10]byte // the first read of every reply
+	p        *pollShard
+	poll     *wire.Poll
+	conns    map[int32]*pollConn
+	timers   wire.TimerHeap[*pollConn]
+	msg      wire.MsgBuf
+	oob      []byte // the control messages of reads
+	errOOB   []byte // and of the error queue
+	src      bytes.Reader
+	rd       *resp.Reader // parses a complete reply out of src
+	inflight int          // requests out, whose replies a wait expects soon
+	scratch  [maxLastWords]byte
+	in       [16 << 10]byte // the first read of every reply
 }
 
 func (l *pollLoop) run() {
@@ -269,18 +238,19 @@ func (l *pollLoop) run() {
 	// locked: a thread's exit is a parent death to any child process it
 	// once forked with Pdeathsig set (the tests' redis-servers), and would
 	// kill it.
-	runtime.LockOSThread()
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	defer runtime.UnlockOSThread()
-	defer func() { _ = unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) }()
+	defer wire.PinThread()()
 	for {
 		l.fire()
 		if len(l.conns) == 0 && l.retire() {
 			return
 		}
-		n := l.wait()
-		for _, ev := range l.events[:n] {
-			if int(ev.Fd) == l.evfd {
+		var next time.Time
+		if l.timers.Len() > 0 {
+			_, t := l.timers.First()
+			next = t.At
+		}
+		for _, ev := range l.poll.Wait(next, l.inflight > 0) {
+			if l.poll.IsWake(ev) {
 				l.takeInbox()
 			} else if pc := l.conns[ev.Fd]; pc != nil {
 				l.onEvent(pc, ev.Events)
@@ -296,115 +266,14 @@ func (l *pollLoop) retire() bool {
 	if len(l.p.inbox) > 0 {
 		return false
 	}
-	l.p.running, l.p.evfd, l.p.sweep = false, -1, false
-	unix.Close(l.evfd)
-	unix.Close(l.epfd)
+	l.p.running, l.p.poll, l.p.sweep = false, nil, false
+	l.poll.Close()
 	return true
-}
-
-// rawWaitMax is the longest wait made raw. To sysmon a raw wait is the
-// goroutine running, and it preempts a goroutine that has run for 10 ms:
-// on a quiet prober (one target: a slot every 50 ms) that was a signal and
-// two thread switches every 10 ms, and twice the CPU of the goroutines.
-const rawWaitMax = 5 * time.Millisecond
-
-// wait blocks in epoll until an event or the next timer, and returns how
-// many events there are.
-//
-// The wait is a raw system call, one the Go runtime does not see: to the
-// scheduler the loop's goroutine is running, not in a system call. Seen,
-// a thread blocked in a system call has its P taken away by sysmon as soon
-// as another goroutine could use it, and at thousands of waits a second
-// that kept sysmon polling every 20 µs, handed Ps back and forth and woke
-// threads for nothing: measured at 200 targets, sysmon slept and woke
-// 2,950 times a second and the prober used 14.6-18.4 % of a core against
-// 11.8-13.2 % for the goroutines this loop replaced. The loop keeps its P
-// while it waits instead (so GOMAXPROCS counts it), and the runtime can
-// still stop it: sysmon's preemption and the GC's stop-the-world signal
-// the thread, the wait returns EINTR, and the goroutine reaches a safe
-// point at once. Only a short wait is raw (rawWaitMax).
-func (l *pollLoop) wait() int {
-	var ts *unix.Timespec
-	var left time.Duration = -1
-	if l.timers.len() > 0 {
-		left = max(time.Until(l.timers.first().at), 0)
-		l.ts = unix.NsecToTimespec(left.Nanoseconds())
-		ts = &l.ts
-	}
-	if l.inflight == 0 && (ts == nil || left >= rawWaitMax) {
-		// Nothing is expected for a while (a quiet prober): the loop
-		// parks on a Go timer, holding neither its P nor a system
-		// call, until shortly before its next slot or until woken; the
-		// rest of the wait is short and raw, so the slot is still on
-		// time. Raw, a long wait looks to sysmon like a goroutine
-		// running for over 10 ms, preempted with a signal and two
-		// thread switches every 10 ms; seen as a system call, it has
-		// its P retaken, and sysmon polls every 20 µs for a while
-		// after each retake. Either doubled the CPU of one target.
-		l.parkFor(left)
-		ts = &l.ts // events that came meanwhile are taken at once
-		l.ts, left = unix.Timespec{}, 0
-	}
-	call := unix.RawSyscall6
-	if ts == nil || left >= rawWaitMax {
-		// A reply awaited long (a stalled server): the runtime may
-		// see this one.
-		call = unix.Syscall6
-	}
-	if !l.noPwait2 {
-		r, _, e := call(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])),
-			uintptr(len(l.events)), uintptr(unsafe.Pointer(ts)), 0, 0)
-		if e == 0 {
-			return int(r)
-		}
-		if e != unix.ENOSYS {
-			return 0 // EINTR: go round
-		}
-		l.noPwait2 = true
-	}
-	// Milliseconds, rounded up: the lateness is schedule lag, not charged.
-	ms := -1
-	if left >= 0 {
-		ms = int((left + time.Millisecond - 1) / time.Millisecond)
-	}
-	r, _, e := call(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])),
-		uintptr(len(l.events)), uintptr(ms), 0, 0)
-	if e != 0 {
-		return 0
-	}
-	return int(r)
-}
-
-// parkEarly is how long before its timer a parked loop wakes, to wait the
-// rest raw: a Go timer can be a millisecond late.
-const parkEarly = 2 * time.Millisecond
-
-// parkFor parks the loop's goroutine for about d (d < 0: until woken).
-func (l *pollLoop) parkFor(d time.Duration) {
-	if d >= 0 && d-parkEarly <= 0 {
-		return
-	}
-	var fired <-chan time.Time
-	if d >= 0 {
-		if l.park == nil {
-			l.park = time.NewTimer(d - parkEarly)
-		} else {
-			l.park.Reset(d - parkEarly)
-		}
-		fired = l.park.C
-		defer l.park.Stop()
-	}
-	select {
-	case <-fired:
-	case <-l.p.woken:
-	}
 }
 
 // takeInbox starts serving the connections handed over, and lets go of the
 // workers of stopped probes.
 func (l *pollLoop) takeInbox() {
-	var b [8]byte
-	_, _ = unix.Read(l.evfd, b[:])
 	l.p.mu.Lock()
 	in, sweep := l.p.inbox, l.p.sweep
 	l.p.inbox, l.p.sweep = nil, false
@@ -414,8 +283,7 @@ func (l *pollLoop) takeInbox() {
 			l.release(pc)
 			continue
 		}
-		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(pc.fd)}
-		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, pc.fd, &ev); err != nil {
+		if err := l.poll.Add(pc.fd, unix.EPOLLIN); err != nil {
 			l.handBack(pc)
 			continue
 		}
@@ -450,17 +318,17 @@ func (l *pollLoop) next(pc *pollConn) {
 // fire runs the timers that are due: a slot to send, or a request past its
 // deadline.
 func (l *pollLoop) fire() {
-	for l.timers.len() > 0 {
+	for l.timers.Len() > 0 {
 		now := time.Now()
-		pc := l.timers.first()
+		pc, _ := l.timers.First()
 		limit := now
 		if !pc.inflight {
 			limit = now.Add(sendEarly)
 		}
-		if pc.at.After(limit) {
+		if pc.t.At.After(limit) {
 			return
 		}
-		l.timers.remove(pc)
+		l.timers.Remove(&pc.t)
 		if pc.inflight {
 			// On a busy host the loop can be late to its own timers: a
 			// reply already in the socket by its deadline (by its kernel
@@ -502,31 +370,21 @@ func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
 		return true
 	}
 	req := pc.w.reqs[pc.s.ci]
-	pc.ex = exchange{writeAt: time.Now()}
+	pc.ex = wire.Exchange{WriteAt: time.Now()}
 	pc.replies = pc.guard.Replies()
-	n, err := rawWrite(pc.fd, req)
-	for err == unix.EINTR {
-		n, err = rawWrite(pc.fd, req)
-	}
+	n, err := wire.RawWrite(pc.fd, req)
 	if err != nil || n < len(req) {
 		l.finish(pc, l.writeError(pc, err), time.Now())
 		return true
 	}
 	pc.sent += uint32(n)
 	pc.want = pc.sent - 1
-	// The write woke the server, and the kernel may have placed it on
-	// this CPU, to run once this thread sleeps (a sync wake-up: the
-	// writer is expected to wait for the answer, as a blocking client
-	// does at once). Until then the request waits behind this thread's
-	// own work (the TX stamp's read, the loop's bookkeeping), inside the
-	// two kernel stamps, as if the server were slower. Yielding lets it
-	// run first; where it runs elsewhere, this is one cheap system call.
-	// Measured in interleaved make bench runs: the wire mean went from
-	// 1.10-1.12× the C client's to 1.01-1.06× (docs/performance.md).
-	// It is also cheaper than not yielding in a batch of sends at fleet
-	// scale: yielding only after a batch's last write cost 38-44 % of a
-	// core at 1,000 targets against 35-37 %, with a fifth more switches.
-	_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	// The write woke the server, maybe on this CPU: let it run before
+	// this thread's own work (wire.Yield). Yielding after each write is
+	// also cheaper than only after a batch's last write at fleet scale:
+	// that cost 38-44 % of a core at 1,000 targets against 35-37 %, with
+	// a fifth more switches.
+	wire.Yield()
 	// The software TX stamp is taken as the segment goes to the device,
 	// within the write on an idle socket; taking it now also clears the
 	// error queue before the reply is awaited.
@@ -536,16 +394,6 @@ func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
 	return true
 }
 
-// rawWrite is write(2) on the loop's non-blocking socket, made raw: it
-// never blocks, so the runtime need not hand the loop's P over for it.
-func rawWrite(fd int, b []byte) (int, error) {
-	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
 // writeError is a failed write as the goroutine path reports it, with the
 // server's last words when it hung up on the request after saying why.
 func (l *pollLoop) writeError(pc *pollConn, err error) error {
@@ -553,7 +401,7 @@ func (l *pollLoop) writeError(pc *pollConn, err error) error {
 		err = io.ErrShortWrite // a small write to an empty send queue: the peer is not reading
 	}
 	werr := &net.OpError{Op: "write", Net: "tcp", Addr: pc.remote, Err: err}
-	n, _, rerr := l.msg.recvmsg(uintptr(pc.fd), l.scratch[:], l.oob, unix.MSG_DONTWAIT)
+	n, _, rerr := l.msg.Recvmsg(uintptr(pc.fd), l.scratch[:], l.oob, unix.MSG_DONTWAIT)
 	if rerr == nil {
 		if said := errorLine(l.scratch[:n]); said != "" {
 			return &ServerRefusal{Reply: said, Err: werr}
@@ -564,15 +412,15 @@ func (l *pollLoop) writeError(pc *pollConn, err error) error {
 
 // drain takes the request's TX stamp from the error queue.
 func (l *pollLoop) drain(pc *pollConn) {
-	if ts, ok := l.msg.drainTX(uintptr(pc.fd), l.errOOB, pc.want); ok {
-		pc.ex.txWall, pc.ex.tx = ts, true
+	if ts, ok := l.msg.DrainTX(uintptr(pc.fd), l.errOOB, pc.want); ok {
+		pc.ex.TXWall, pc.ex.TX = ts, true
 	}
 }
 
 // onEvent acts on what epoll reported for a connection.
 func (l *pollLoop) onEvent(pc *pollConn, events uint32) {
 	if pc.inflight {
-		if events&unix.EPOLLERR != 0 && !pc.ex.tx {
+		if events&unix.EPOLLERR != 0 && !pc.ex.TX {
 			l.drain(pc) // a TX stamp that came after the write
 		}
 		l.read(pc, false)
@@ -581,9 +429,9 @@ func (l *pollLoop) onEvent(pc *pollConn, events uint32) {
 	// Nothing was asked: a late stamp, or the connection went bad while
 	// idle. The error queue is emptied whatever it holds.
 	if events&unix.EPOLLERR != 0 {
-		l.msg.drainTX(uintptr(pc.fd), l.errOOB, ^uint32(0))
+		l.msg.DrainTX(uintptr(pc.fd), l.errOOB, ^uint32(0))
 	}
-	n, _, err := l.msg.recvmsg(uintptr(pc.fd), l.scratch[:], l.oob, unix.MSG_DONTWAIT)
+	n, _, err := l.msg.Recvmsg(uintptr(pc.fd), l.scratch[:], l.oob, unix.MSG_DONTWAIT)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -599,7 +447,7 @@ func (l *pollLoop) onEvent(pc *pollConn, events uint32) {
 		}
 	}
 	// It is not watched any more: the next slot meets what it saw.
-	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, pc.fd, nil)
+	l.poll.Remove(pc.fd)
 }
 
 // errUnasked is a server that sent bytes while no request was out: the
@@ -621,7 +469,7 @@ func (l *pollLoop) read(pc *pollConn, late bool) {
 			}
 			into = pc.buf[len(pc.buf):cap(pc.buf)]
 		}
-		n, oobn, err := l.msg.recvmsg(uintptr(pc.fd), into, l.oob, unix.MSG_DONTWAIT)
+		n, oobn, err := l.msg.Recvmsg(uintptr(pc.fd), into, l.oob, unix.MSG_DONTWAIT)
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -634,11 +482,11 @@ func (l *pollLoop) read(pc *pollConn, late bool) {
 			l.finish(pc, io.EOF, time.Now())
 			return
 		}
-		pc.ex.readAt = time.Now()
-		pc.ex.rxWall, pc.ex.rx = rxStamp(l.oob[:oobn])
+		pc.ex.ReadAt = time.Now()
+		pc.ex.RXWall, pc.ex.RX = wire.RXStamp(l.oob[:oobn])
 		got := into[:n]
 		if gerr := pc.guard.Feed(got); gerr != nil {
-			l.finish(pc, gerr, pc.ex.readAt)
+			l.finish(pc, gerr, pc.ex.ReadAt)
 			return
 		}
 		done := pc.guard.Replies() > pc.replies
@@ -658,7 +506,7 @@ func (l *pollLoop) read(pc *pollConn, late bool) {
 
 // complete parses the reply now all in data, with the probe's own codec.
 func (l *pollLoop) complete(pc *pollConn, data []byte, late bool) {
-	end := pc.ex.readAt
+	end := pc.ex.ReadAt
 	l.src.Reset(data)
 	l.rd.Reset(&l.src)
 	_, _, err := l.rd.Reply()
@@ -667,7 +515,7 @@ func (l *pollLoop) complete(pc *pollConn, data []byte, late bool) {
 		// same, and the next one meets a stream out of step.
 		pc.dead = errUnasked
 	}
-	if !pc.ex.tx {
+	if !pc.ex.TX {
 		l.drain(pc)
 	}
 	if late && arrival(pc.ex).After(pc.deadline) {
@@ -681,11 +529,11 @@ func (l *pollLoop) complete(pc *pollConn, data []byte, late bool) {
 // monotonic clock, by its RX stamp. Without one it is when the reply was
 // read: the request is then timed by the prober's own clock, which says it
 // took longer than its timeout.
-func arrival(ex exchange) time.Time {
-	if !ex.rx {
-		return ex.readAt
+func arrival(ex wire.Exchange) time.Time {
+	if !ex.RX {
+		return ex.ReadAt
 	}
-	return ex.readAt.Add(-ex.readAt.Round(0).Sub(ex.rxWall))
+	return ex.ReadAt.Add(-ex.ReadAt.Round(0).Sub(ex.RXWall))
 }
 
 // finish settles the request with its outcome: the worker records it, and
@@ -741,9 +589,6 @@ func (l *pollLoop) release(pc *pollConn) {
 	pc.w.done()
 }
 
-func (l *pollLoop) setTimer(pc *pollConn, at time.Time) {
-	pc.at = at
-	l.timers.set(pc)
-}
+func (l *pollLoop) setTimer(pc *pollConn, at time.Time) { l.timers.Set(&pc.t, pc, at) }
 
-func (l *pollLoop) stopTimer(pc *pollConn) { l.timers.remove(pc) }
+func (l *pollLoop) stopTimer(pc *pollConn) { l.timers.Remove(&pc.t) }

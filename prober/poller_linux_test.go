@@ -20,6 +20,7 @@ import (
 	"github.com/redis-prober/redis-prober/internal/faulttest"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // workerGoroutines counts the goroutines running a probe worker's own loop.
@@ -203,7 +204,7 @@ func (r *resultRecorder) Record(_ int, res Result, d time.Duration) {
 func (r *resultRecorder) SetUp(bool)                      {}
 func (r *resultRecorder) RecordLag(time.Duration)         {}
 func (r *resultRecorder) RecordClientDelay(time.Duration) {}
-func (r *resultRecorder) SetClock(Clock)                  {}
+func (r *resultRecorder) SetClock(wire.Clock)             {}
 func (r *resultRecorder) ClockFallback()                  {}
 
 // manualLoop is a poll loop driven by hand (no goroutine) serving one PING
@@ -235,13 +236,18 @@ func manualLoop(t *testing.T, ep Endpoint, timeout time.Duration) (*pollLoop, *p
 	// The schedule starts now: its first slot due when the warm-up began
 	// would be a timeout already after a slow warm-up on a busy host.
 	w.sched = NewTimetable(time.Now(), time.Second)
-	var fd int
-	if cerr := c.stamps.rc.Control(func(f uintptr) { fd, err = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil || err != nil {
-		t.Fatal(cerr, err)
+	fd, err := wire.Dup(c.stamps)
+	if err != nil {
+		t.Fatal(err)
 	}
-	pc := &pollConn{w: w, fd: fd, remote: c.RemoteAddr(), guard: c.guard, sent: c.stamps.sent, index: -1}
+	pc := &pollConn{w: w, fd: fd, remote: c.RemoteAddr(), guard: c.guard, sent: c.stamps.Sent()}
 	_ = c.Close()
-	l := newPollLoop(newPoller(1).shards[0], -1, -1)
+	poll, err := wire.NewPoll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(poll.Close)
+	l := newPollLoop(newPoller(1).shards[0], poll)
 	l.conns[int32(fd)] = pc
 	t.Cleanup(func() {
 		if l.conns[int32(fd)] == pc { // still open: not handed back
@@ -346,12 +352,12 @@ func TestPolledStaleTXStampNotMatched(t *testing.T) {
 			t.Fatal("the request was not sent")
 		}
 		ex := pc.ex
-		if !ex.tx {
+		if !ex.TX {
 			t.Fatalf("no TX stamp for the loop's own write: %+v", ex)
 		}
-		if ex.txWall.Before(ex.writeAt.Round(0)) {
+		if ex.TXWall.Before(ex.WriteAt.Round(0)) {
 			t.Fatalf("TX stamp %v is %v before the write it was matched to: a stale stamp",
-				ex.txWall, ex.writeAt.Round(0).Sub(ex.txWall))
+				ex.TXWall, ex.WriteAt.Round(0).Sub(ex.TXWall))
 		}
 		// Its reply, read by the loop, so the next round starts with
 		// nothing in flight.

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // ProbeConfig is the steady trickle of one target.
@@ -45,7 +46,7 @@ type Recorder interface {
 	RecordClientDelay(d time.Duration)
 	// SetClock says which clock times the probe's requests, whenever a
 	// connection is opened.
-	SetClock(c Clock)
+	SetClock(c wire.Clock)
 	// ClockFallback counts a request on a stamped connection whose stamps
 	// were missing or disagreed with the monotonic clock, so it was timed
 	// by the prober's own clock.
@@ -204,10 +205,10 @@ func (w *worker) run() (pollable bool) {
 		if cutShort(ctx) {
 			return false // cut by the caller (a stop, the end of a window): not a Redis fault
 		}
-		var ex exchange
+		var ex wire.Exchange
 		stamped := w.pc != nil && w.pc.wire.stamps != nil
 		if stamped && !dialed {
-			ex = w.pc.wire.stamps.last()
+			ex = w.pc.wire.stamps.Last()
 		}
 		if w.settle(&s, err, end, dialed || !stamped, ex) {
 			// The stream is out of step (or gone): the next slot opens
@@ -224,7 +225,7 @@ func (w *worker) run() (pollable bool) {
 // connection is out of step or gone (any failure other than an error reply).
 // userClock times it by the prober's own clock; otherwise ex holds the
 // kernel's stamps of the request and its reply.
-func (w *worker) settle(s *slotTiming, err error, end time.Time, userClock bool, ex exchange) (drop bool) {
+func (w *worker) settle(s *slotTiming, err error, end time.Time, userClock bool, ex wire.Exchange) (drop bool) {
 	p := w.probe
 	cfg := p.cfg
 	_, replied := err.(resp.ErrorReply)
@@ -287,7 +288,7 @@ func (w *worker) drop() {
 // reply's last bytes. Without trustworthy stamps it is the user-space
 // reading from start to end. A request that had to open its connection
 // first is timed in user space too: its dial belongs in the figure.
-func (w *worker) charge(s *slotTiming, end time.Time, userClock bool, ex exchange) time.Duration {
+func (w *worker) charge(s *slotTiming, end time.Time, userClock bool, ex wire.Exchange) time.Duration {
 	start := s.woke
 	var from time.Time
 	if s.overdue {
@@ -296,7 +297,7 @@ func (w *worker) charge(s *slotTiming, end time.Time, userClock bool, ex exchang
 	if userClock {
 		return end.Sub(start)
 	}
-	d, delay, ok := wireTiming(ex, from, s.woke, end)
+	d, delay, ok := wire.Timing(ex, from, s.woke, end)
 	if !ok {
 		w.probe.rec.ClockFallback()
 		return end.Sub(start)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // The hot path of one probe, piece by piece. Recording a sample must not
@@ -81,7 +82,7 @@ func BenchmarkProcessPing(b *testing.B) {
 			b.Fatal(err)
 		}
 		if wc.stamps != nil {
-			_ = wc.stamps.last()
+			_ = wc.stamps.Last()
 		}
 	}
 }
@@ -106,7 +107,7 @@ func BenchmarkProbeExchange(b *testing.B) {
 			b.Fatal(err)
 		}
 		if pc.wire.stamps != nil {
-			_ = pc.wire.stamps.last()
+			_ = pc.wire.stamps.Last()
 		}
 	}
 }
@@ -171,7 +172,7 @@ func (r *sampleRecorder) Record(_ int, res Result, d time.Duration) {
 
 func (r *sampleRecorder) SetUp(bool)                      {}
 func (r *sampleRecorder) RecordClientDelay(time.Duration) {}
-func (r *sampleRecorder) SetClock(Clock)                  {}
+func (r *sampleRecorder) SetClock(wire.Clock)             {}
 func (r *sampleRecorder) ClockFallback()                  {}
 
 func (r *sampleRecorder) RecordLag(d time.Duration) {

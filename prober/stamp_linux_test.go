@@ -20,6 +20,7 @@ import (
 	"github.com/redis-prober/redis-prober/internal/faulttest"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // stampedPings sends n PINGs through go-redis over a stamped connection and
@@ -44,12 +45,12 @@ func stampedPings(t *testing.T, ep Endpoint, n int) {
 	if err := client.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if wc.Clock() != ClockKernel {
+	if wc.Clock() != wire.ClockKernel {
 		t.Fatalf("clock %q, want kernel", wc.Clock())
 	}
 	cmd := redis.NewCmd(ctx, "ping")
 	var fallbacks int
-	var wire, user time.Duration
+	var onWire, user time.Duration
 	// The first replies may fall back, as they should; they are not what
 	// is tested here.
 	awaitRXStamp(t, wc, func() error {
@@ -63,8 +64,8 @@ func stampedPings(t *testing.T, ep Endpoint, n int) {
 			t.Fatal(err)
 		}
 		end := time.Now()
-		ex := wc.stamps.last()
-		d, delay, ok := wireTiming(ex, time.Time{}, start, end)
+		ex := wc.stamps.Last()
+		d, delay, ok := wire.Timing(ex, time.Time{}, start, end)
 		if !ok {
 			fallbacks++
 			if fallbacks <= 3 {
@@ -75,11 +76,11 @@ func stampedPings(t *testing.T, ep Endpoint, n int) {
 		if d <= 0 || d > end.Sub(start) || delay < 0 {
 			t.Fatalf("request %d: wire %v, client delay %v, user space %v", i, d, delay, end.Sub(start))
 		}
-		wire += d
+		onWire += d
 		user += end.Sub(start)
 	}
 	t.Logf("%s: %d requests, mean wire %v, mean user space %v, %d fallbacks", ep, n,
-		wire/time.Duration(max(1, n-fallbacks)), user/time.Duration(max(1, n-fallbacks)), fallbacks)
+		onWire/time.Duration(max(1, n-fallbacks)), user/time.Duration(max(1, n-fallbacks)), fallbacks)
 	if fallbacks > n/100 {
 		t.Errorf("%d of %d requests without trustworthy stamps", fallbacks, n)
 	}
@@ -94,7 +95,7 @@ func stampedPings(t *testing.T, ep Endpoint, n int) {
 func awaitRXStamp(t *testing.T, c *wireConn, exchange func() error) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
-	for i := 0; !c.stamps.last().rx; i++ {
+	for i := 0; !c.stamps.Last().RX; i++ {
 		if i >= 100_000 || time.Now().After(deadline) {
 			t.Fatalf("no RX stamp on %d replies in 15 s", i)
 		}
@@ -113,101 +114,6 @@ func TestStampedLatencyUnderTLS(t *testing.T) {
 	certs := redistest.NewCerts(t)
 	srv := redistest.StartTLS(t, certs)
 	stampedPings(t, Endpoint{Network: "tcp", Addr: srv.Addr(), TLS: certs.ClientConfig(t)}, 300)
-}
-
-// A stamp left on the error queue by an earlier write (here: one written
-// past the stamping code, so nobody drained it) must not be taken for the
-// next request's departure: stamps are matched by their key.
-func TestStaleTXStampNotMatched(t *testing.T) {
-	srv := redistest.Start(t)
-	ep := Endpoint{Network: "tcp", Addr: srv.Addr()}
-	c, stampErr, err := ep.dialWire(context.Background(), time.Second, resp.Probe, true)
-	if err != nil || stampErr != nil {
-		t.Fatal(err, stampErr)
-	}
-	defer c.Close()
-	s := c.stamps
-	ping := []byte("*1\r\n$4\r\nPING\r\n")
-	buf := make([]byte, 64)
-	readPong := func() {
-		for got := 0; got < len("+PONG\r\n"); {
-			n, err := c.Read(buf[got:])
-			if err != nil {
-				t.Fatal(err)
-			}
-			got += n
-		}
-	}
-	awaitRXStamp(t, c, func() error {
-		if _, err := c.Write(ping); err != nil {
-			return err
-		}
-		readPong()
-		return nil
-	})
-	for range 3 {
-		// The earlier request: sent beneath stampConn.Write, its stamp
-		// stays queued, and its bytes still count in the key space.
-		if _, err := s.TCPConn.Write(ping); err != nil {
-			t.Fatal(err)
-		}
-		s.sent += uint32(len(ping))
-		readPong()
-		time.Sleep(2 * time.Millisecond)
-		if _, err := c.Write(ping); err != nil {
-			t.Fatal(err)
-		}
-		readPong()
-		ex := s.last()
-		if !ex.tx || !ex.rx {
-			t.Fatalf("stamps missing: %+v", ex)
-		}
-		if ex.txWall.Before(ex.writeAt.Round(0)) {
-			t.Fatalf("TX stamp %v is %v before the write it was matched to: a stale stamp",
-				ex.txWall, ex.writeAt.Round(0).Sub(ex.txWall))
-		}
-		if ex.rxWall.Before(ex.txWall) {
-			t.Fatalf("reply stamped %v before the request left", ex.txWall.Sub(ex.rxWall))
-		}
-	}
-}
-
-func TestWireTiming(t *testing.T) {
-	t0 := time.Now()
-	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	wall := func(d time.Duration) time.Time { return t0.Add(d).Round(0) }
-	good := exchange{writeAt: at(10 * time.Microsecond), txWall: wall(15 * time.Microsecond),
-		readAt: at(120 * time.Microsecond), rxWall: wall(100 * time.Microsecond), tx: true, rx: true}
-	for _, tc := range []struct {
-		name       string
-		ex         exchange
-		from       time.Time
-		ok         bool
-		d, delay   time.Duration
-		start, end time.Duration
-	}{
-		{name: "due slot: TX to RX", ex: good, ok: true, d: 85 * time.Microsecond, delay: 20 * time.Microsecond, end: 130 * time.Microsecond},
-		{name: "overdue slot: due time to RX", ex: good, from: at(-time.Millisecond), ok: true, d: 1100 * time.Microsecond, delay: 20 * time.Microsecond, start: -time.Millisecond, end: 130 * time.Microsecond},
-		{name: "no RX stamp", ex: func() exchange { e := good; e.rx = false; return e }(), end: 130 * time.Microsecond},
-		{name: "no TX stamp", ex: func() exchange { e := good; e.tx = false; return e }(), end: 130 * time.Microsecond},
-		{name: "no TX stamp but overdue", ex: func() exchange { e := good; e.tx = false; return e }(), from: at(-time.Millisecond), ok: true, d: 1100 * time.Microsecond, delay: 20 * time.Microsecond, start: -time.Millisecond, end: 130 * time.Microsecond},
-		{name: "TX stamp before the write", ex: func() exchange { e := good; e.txWall = wall(0); return e }(), end: 130 * time.Microsecond},
-		{name: "RX after the read", ex: func() exchange { e := good; e.rxWall = wall(125 * time.Microsecond); return e }(), end: 130 * time.Microsecond},
-		{name: "read outside the request", ex: good, end: 110 * time.Microsecond},
-		{name: "wall clock stepped", ex: func() exchange {
-			e := good
-			e.readAt = e.readAt.Add(time.Second)
-			e.readAt = time.Unix(0, e.readAt.UnixNano()+int64(time.Hour)).Add(0)
-			return e
-		}(), end: 2 * time.Second},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d, delay, ok := wireTiming(tc.ex, tc.from, at(tc.start), at(tc.end))
-			if ok != tc.ok || (ok && (d != tc.d || delay != tc.delay)) {
-				t.Fatalf("got %v, %v, %v; want %v, %v, %v", d, delay, ok, tc.d, tc.delay, tc.ok)
-			}
-		})
-	}
 }
 
 // A unix-socket target has no kernel stamps: the probe says so (clock
@@ -338,15 +244,15 @@ func TestRefusalReasonReachesTheLog(t *testing.T) {
 }
 
 // whyNoStamps says which of wireTiming's conditions refused an exchange.
-func whyNoStamps(ex exchange, start, end time.Time) string {
+func whyNoStamps(ex wire.Exchange, start, end time.Time) string {
 	switch {
-	case !ex.rx:
+	case !ex.RX:
 		return "no RX stamp"
-	case !ex.tx:
+	case !ex.TX:
 		return "no TX stamp"
-	case ex.readAt.Before(start) || ex.readAt.After(end):
+	case ex.ReadAt.Before(start) || ex.ReadAt.After(end):
 		return "read outside the request"
 	}
-	skew := ex.readAt.Round(0).Sub(start.Round(0)) - ex.readAt.Sub(start)
-	return fmt.Sprintf("skew %v, tx-write %v, read-rx %v", skew, ex.txWall.Sub(ex.writeAt.Round(0)), ex.readAt.Round(0).Sub(ex.rxWall))
+	skew := ex.ReadAt.Round(0).Sub(start.Round(0)) - ex.ReadAt.Sub(start)
+	return fmt.Sprintf("skew %v, tx-write %v, read-rx %v", skew, ex.TXWall.Sub(ex.WriteAt.Round(0)), ex.ReadAt.Round(0).Sub(ex.RXWall))
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/internal/doctor"
 	"github.com/redis-prober/redis-prober/internal/redistest"
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // hostTree writes a /proc and /sys fixture: tuned (every host check
@@ -148,7 +148,7 @@ func TestDoctorJSON(t *testing.T) {
 	}
 	// Over TCP on Linux the PINGs are kernel-stamped, and every stamped
 	// reply says how long it sat in this host's kernel.
-	if tr.Clock != string(prober.ClockKernel) || tr.ClientDelay == nil || tr.ClientDelay.Count == 0 {
+	if tr.Clock != string(wire.ClockKernel) || tr.ClientDelay == nil || tr.ClientDelay.Count == 0 {
 		t.Errorf("clock %q, client delay %+v; want kernel and a measured delay", tr.Clock, tr.ClientDelay)
 	}
 	if rep.Intrinsic == nil || rep.Intrinsic.Windows == 0 {

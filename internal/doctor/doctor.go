@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // Timeout bounds each Redis request and connect of the doctor.
@@ -252,7 +253,7 @@ type sampleRecorder struct {
 	mu                      sync.Mutex
 	ping, connect, delay    []time.Duration
 	pingErrors, connectErrs int
-	clock                   prober.Clock
+	clock                   wire.Clock
 }
 
 func (r *sampleRecorder) Record(_ int, res prober.Result, d time.Duration) {
@@ -275,7 +276,7 @@ func (r *sampleRecorder) RecordClientDelay(d time.Duration) {
 	r.delay = append(r.delay, d)
 }
 
-func (r *sampleRecorder) SetClock(c prober.Clock) {
+func (r *sampleRecorder) SetClock(c wire.Clock) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.clock = c

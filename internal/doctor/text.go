@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/safetext"
-	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // WriteText prints the report for a person: one line per check, and for
@@ -150,7 +150,7 @@ const slowHost = time.Millisecond
 // them: with kernel timestamps the PING figure is the wire's, and a client
 // on this host sees the client delay on top of it.
 func (p *textPrinter) hostDelay(t TargetReport) {
-	if t.Clock == string(prober.ClockUser) {
+	if t.Clock == string(wire.ClockUser) {
 		p.line("  note: no kernel timestamps here; the PING figure includes this host's own delay")
 		return
 	}

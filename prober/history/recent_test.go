@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 type nopRecorder struct{}
@@ -17,7 +18,7 @@ func (nopRecorder) Record(int, prober.Result, time.Duration) {}
 func (nopRecorder) SetUp(bool)                               {}
 func (nopRecorder) RecordLag(time.Duration)                  {}
 func (nopRecorder) RecordClientDelay(time.Duration)          {}
-func (nopRecorder) SetClock(prober.Clock)                    {}
+func (nopRecorder) SetClock(wire.Clock)                      {}
 func (nopRecorder) ClockFallback()                           {}
 
 func near(got, want time.Duration) bool {

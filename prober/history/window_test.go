@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 func TestWinIndexBounds(t *testing.T) {
@@ -102,7 +103,7 @@ func (c *countingRecorder) Record(int, prober.Result, time.Duration) { c.n++ }
 func (c *countingRecorder) SetUp(bool)                               {}
 func (c *countingRecorder) RecordLag(time.Duration)                  {}
 func (c *countingRecorder) RecordClientDelay(time.Duration)          {}
-func (c *countingRecorder) SetClock(prober.Clock)                    {}
+func (c *countingRecorder) SetClock(wire.Clock)                      {}
 func (c *countingRecorder) ClockFallback()                           {}
 
 func TestTapRecorder(t *testing.T) {

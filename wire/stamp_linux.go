@@ -1,6 +1,6 @@
 //go:build linux
 
-package prober
+package wire
 
 import (
 	"encoding/binary"
@@ -21,22 +21,22 @@ import (
 const stampFlags = unix.SOF_TIMESTAMPING_TX_SOFTWARE | unix.SOF_TIMESTAMPING_RX_SOFTWARE |
 	unix.SOF_TIMESTAMPING_SOFTWARE | unix.SOF_TIMESTAMPING_OPT_ID | unix.SOF_TIMESTAMPING_OPT_TSONLY
 
-// stampConn is a TCP connection on Go's ordinary netpoller whose reads and
+// StampedConn is a TCP connection on Go's ordinary netpoller whose reads and
 // writes collect the kernel's timestamps: reads are recvmsg(2) calls whose
 // control message carries the arrival stamp of the last segment read, and
 // after each write the socket's error queue is drained for the departure
 // stamp of the write's last byte. It is meant for one request at a time
 // (the probe's), and sits beneath TLS when there is TLS, so the stamps are
 // those of the TLS records.
-type stampConn struct {
+type StampedConn struct {
 	*net.TCPConn
 	rc syscall.RawConn
 
 	sent uint32 // bytes written since stamping began (the OPT_ID key space)
-	ex   exchange
+	ex   Exchange
 	want uint32 // key of the last write's last byte
 
-	msgBuf
+	MsgBuf
 	buf         []byte
 	n, oobn     int
 	err         error
@@ -56,13 +56,16 @@ type stampConn struct {
 	load bool
 }
 
-// enableStamps turns kernel timestamping on for a connected TCP socket. The
-// kernel refuses OPT_ID before the connection is established, so this runs
-// after the dial and before anything is written.
-func enableStamps(c net.Conn) (*stampConn, error) {
+// Stamp turns kernel timestamping on for a connected TCP socket that
+// carries one request at a time (a probe's). The kernel refuses OPT_ID
+// before the connection is established, so this runs after the dial and
+// before anything is written. It fails where the kernel gives no stamps
+// (unix sockets, a kernel that refuses the option): the caller then times
+// by its own clock.
+func Stamp(c net.Conn) (*StampedConn, error) {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
-		return nil, errNoStamps
+		return nil, ErrNoStamps
 	}
 	rc, err := tc.SyscallConn()
 	if err != nil {
@@ -77,25 +80,52 @@ func enableStamps(c net.Conn) (*stampConn, error) {
 	if serr != nil {
 		return nil, serr
 	}
-	s := &stampConn{TCPConn: tc, rc: rc,
-		oob: make([]byte, unix.CmsgSpace(3*16)), errOOB: make([]byte, 2*unix.CmsgSpace(64))}
+	s := &StampedConn{TCPConn: tc, rc: rc, oob: OOB(), errOOB: ErrOOB()}
 	s.readFn = s.recv
 	s.drainFn = s.drain
 	s.pollFn = s.poll
 	return s, nil
 }
 
-func (s *stampConn) SetReadDeadline(t time.Time) error {
+// StampLoad is Stamp for a connection that carries load (many requests in
+// flight): its reads never take the probes' one blocking-wait slot.
+func StampLoad(c net.Conn) (*StampedConn, error) {
+	s, err := Stamp(c)
+	if err != nil {
+		return nil, err
+	}
+	s.load = true
+	return s, nil
+}
+
+// OOB is a buffer for the control messages of a read (its RX stamp).
+func OOB() []byte { return make([]byte, unix.CmsgSpace(3*16)) }
+
+// ErrOOB is a buffer for the control messages of the error queue (a TX
+// stamp and the extended error that keys it).
+func ErrOOB() []byte { return make([]byte, 2*unix.CmsgSpace(64)) }
+
+// RawConn is the socket beneath, for a loop that takes it over.
+func (s *StampedConn) RawConn() syscall.RawConn { return s.rc }
+
+// Sent is how many bytes were written since stamping began: the key space
+// of the TX stamps (OPT_ID) a loop that takes the socket over goes on with.
+func (s *StampedConn) Sent() uint32 { return s.sent }
+
+// Exchange is the last write and read as they stand.
+func (s *StampedConn) Exchange() Exchange { return s.ex }
+
+func (s *StampedConn) SetReadDeadline(t time.Time) error {
 	s.setReadDead(t)
 	return s.TCPConn.SetReadDeadline(t)
 }
 
-func (s *stampConn) SetDeadline(t time.Time) error {
+func (s *StampedConn) SetDeadline(t time.Time) error {
 	s.setReadDead(t)
 	return s.TCPConn.SetDeadline(t)
 }
 
-func (s *stampConn) setReadDead(t time.Time) {
+func (s *StampedConn) setReadDead(t time.Time) {
 	if t.IsZero() {
 		s.readDead.Store(0)
 	} else {
@@ -119,7 +149,7 @@ var fastSlots = make(chan struct{}, 1)
 
 // poll waits for the reply in a blocking ppoll(2) of at most fastWait, and
 // reads it when it comes.
-func (s *stampConn) poll(fd uintptr) {
+func (s *StampedConn) poll(fd uintptr) {
 	end := time.Now().Add(fastWait)
 	if d := s.readDead.Load(); d != 0 && d < end.UnixNano() {
 		end = time.Unix(0, d)
@@ -127,7 +157,7 @@ func (s *stampConn) poll(fd uintptr) {
 	// The reply cannot be there yet: wait first, read when it comes.
 	for first := true; ; first = false {
 		if !first {
-			n, oobn, err := s.recvmsg(fd, s.buf, s.oob, unix.MSG_DONTWAIT)
+			n, oobn, err := s.Recvmsg(fd, s.buf, s.oob, unix.MSG_DONTWAIT)
 			if err == unix.EINTR {
 				continue
 			}
@@ -152,7 +182,7 @@ func (s *stampConn) poll(fd uintptr) {
 	}
 }
 
-func (s *stampConn) Read(b []byte) (int, error) {
+func (s *StampedConn) Read(b []byte) (int, error) {
 	s.buf, s.n, s.oobn, s.err, s.got = b, 0, 0, nil, false
 	if !s.load {
 		select {
@@ -174,20 +204,20 @@ func (s *stampConn) Read(b []byte) (int, error) {
 	if s.n == 0 && len(b) > 0 {
 		return 0, io.EOF
 	}
-	s.ex.readAt = time.Now()
-	if ts, ok := rxStamp(s.oob[:s.oobn]); ok {
-		s.ex.rxWall, s.ex.rx = ts, true
+	s.ex.ReadAt = time.Now()
+	if ts, ok := RXStamp(s.oob[:s.oobn]); ok {
+		s.ex.RXWall, s.ex.RX = ts, true
 	} else {
-		s.ex.rx = false
+		s.ex.RX = false
 	}
 	return s.n, nil
 }
 
 // recv is one non-blocking recvmsg; false asks the netpoller to wait for
 // the socket to be readable.
-func (s *stampConn) recv(fd uintptr) bool {
+func (s *StampedConn) recv(fd uintptr) bool {
 	for {
-		n, oobn, err := s.recvmsg(fd, s.buf, s.oob, unix.MSG_DONTWAIT)
+		n, oobn, err := s.Recvmsg(fd, s.buf, s.oob, unix.MSG_DONTWAIT)
 		switch err {
 		case unix.EINTR:
 			continue
@@ -199,10 +229,10 @@ func (s *stampConn) recv(fd uintptr) bool {
 	}
 }
 
-// msgBuf is the msghdr and iovec of recvmsg(2) calls, reused by every call:
+// MsgBuf is the msghdr and iovec of recvmsg(2) calls, reused by every call:
 // the hot path allocates nothing (x/sys's Recvmsg would allocate both each
 // time).
-type msgBuf struct {
+type MsgBuf struct {
 	msg unix.Msghdr
 	iov unix.Iovec
 }
@@ -210,7 +240,7 @@ type msgBuf struct {
 // recvmsg is recvmsg(2) on m's msghdr, always with MSG_DONTWAIT (callers
 // say so too): the call never blocks, so it is made raw and the runtime
 // need not hand its P over for it.
-func (m *msgBuf) recvmsg(fd uintptr, b, oob []byte, flags int) (n, oobn int, err error) {
+func (m *MsgBuf) Recvmsg(fd uintptr, b, oob []byte, flags int) (n, oobn int, err error) {
 	m.iov = unix.Iovec{}
 	if len(b) > 0 {
 		m.iov.Base = &b[0]
@@ -225,13 +255,13 @@ func (m *msgBuf) recvmsg(fd uintptr, b, oob []byte, flags int) (n, oobn int, err
 	return int(r), int(m.msg.Controllen), nil
 }
 
-// drainTX reads every stamp on fd's error queue and returns the one keyed
+// DrainTX reads every stamp on fd's error queue and returns the one keyed
 // want (the last write's last byte); earlier ones (a write split over
 // segments, an earlier request whose stamp came late) are dropped by their
 // key. oob takes the control messages.
-func (m *msgBuf) drainTX(fd uintptr, oob []byte, want uint32) (time.Time, bool) {
+func (m *MsgBuf) DrainTX(fd uintptr, oob []byte, want uint32) (time.Time, bool) {
 	for range 64 {
-		_, oobn, err := m.recvmsg(fd, nil, oob, unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
+		_, oobn, err := m.Recvmsg(fd, nil, oob, unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
 		if err == unix.EINTR {
 			continue
 		}
@@ -245,13 +275,13 @@ func (m *msgBuf) drainTX(fd uintptr, oob []byte, want uint32) (time.Time, bool) 
 	return time.Time{}, false
 }
 
-func (s *stampConn) Write(b []byte) (int, error) {
-	s.ex.writeAt = time.Now()
+func (s *StampedConn) Write(b []byte) (int, error) {
+	s.ex.WriteAt = time.Now()
 	n, err := s.TCPConn.Write(b)
 	if n > 0 {
 		s.sent += uint32(n)
 		s.want = s.sent - 1
-		s.ex.tx = false
+		s.ex.TX = false
 		// The software TX stamp is taken as the segment goes to the
 		// device, within the write on an idle socket; taking it now also
 		// clears the error queue before the reply is awaited.
@@ -260,17 +290,17 @@ func (s *stampConn) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// drain takes the last write's TX stamp from the error queue (drainTX).
-func (s *stampConn) drain(fd uintptr) {
-	if ts, ok := s.drainTX(fd, s.errOOB, s.want); ok {
-		s.ex.txWall, s.ex.tx = ts, true
+// drain takes the last write's TX stamp from the error queue (DrainTX).
+func (s *StampedConn) drain(fd uintptr) {
+	if ts, ok := s.DrainTX(fd, s.errOOB, s.want); ok {
+		s.ex.TXWall, s.ex.TX = ts, true
 	}
 }
 
-// last returns the exchange of the last write and read. A TX stamp that
+// Last returns the exchange of the last write and read. A TX stamp that
 // had not come by the end of the write is looked for once more.
-func (s *stampConn) last() exchange {
-	if !s.ex.tx {
+func (s *StampedConn) Last() Exchange {
+	if !s.ex.TX {
 		_ = s.rc.Control(s.drainFn)
 	}
 	return s.ex
@@ -309,7 +339,7 @@ func stampOf(data []byte) (time.Time, bool) {
 	return time.Unix(sec, nsec), true
 }
 
-func rxStamp(oob []byte) (ts time.Time, ok bool) {
+func RXStamp(oob []byte) (ts time.Time, ok bool) {
 	cmsgs(oob, func(level, typ int32, data []byte) {
 		if level == unix.SOL_SOCKET && typ == unix.SCM_TIMESTAMPING {
 			ts, ok = stampOf(data)

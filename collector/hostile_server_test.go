@@ -182,7 +182,8 @@ func TestHostileCommandlogOverTheWire(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			return prober.GuardConn(c, resp.Control), nil
+			gc, _ := prober.GuardConn(c, resp.Control)
+			return gc, nil
 		}})
 	defer client.Close()
 	on := Enabled{"info": true, "latency": true, "commandlog": true}

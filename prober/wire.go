@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/internal/resp"
 	"github.com/redis-prober/redis-prober/internal/safetext"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // wireConn is every connection the prober opens to Redis, beneath go-redis
@@ -35,7 +36,7 @@ import (
 type wireConn struct {
 	net.Conn
 	guard       *resp.Guard
-	stamps      *stampConn
+	stamps      *wire.StampedConn
 	limit       time.Time
 	interrupted atomic.Bool
 	// lastErr is the error reply the last read began with, if any: go-redis
@@ -49,8 +50,13 @@ var _ net.Conn = (*wireConn)(nil)
 
 // GuardConn wraps c so that every byte read from it is checked against lim
 // (lengths, counts, nesting, line length): a reply that breaks a bound
-// fails that connection with a clear error. Burst connections use it too.
-func GuardConn(c net.Conn, lim resp.Limits) net.Conn { return guard(c, lim) }
+// fails that connection with a clear error. Burst connections use it too;
+// the guard is returned for a loop that takes the socket over and goes on
+// feeding it.
+func GuardConn(c net.Conn, lim resp.Limits) (net.Conn, *resp.Guard) {
+	g := guard(c, lim)
+	return g, g.guard
+}
 
 func guard(c net.Conn, lim resp.Limits) *wireConn {
 	return &wireConn{Conn: c, guard: resp.New(lim)}
@@ -186,11 +192,11 @@ func (c *wireConn) Interrupt() {
 }
 
 // Clock tells which clock this connection's requests are timed by.
-func (c *wireConn) Clock() Clock {
+func (c *wireConn) Clock() wire.Clock {
 	if c.stamps != nil {
-		return ClockKernel
+		return wire.ClockKernel
 	}
-	return ClockUser
+	return wire.ClockUser
 }
 
 // TLSClient starts TLS over raw with the endpoint's settings, naming the
@@ -219,11 +225,11 @@ func (e Endpoint) dialWire(ctx context.Context, timeout time.Duration, lim resp.
 		_ = tc.SetNoDelay(true)
 	}
 	var (
-		sc     *stampConn
+		sc     *wire.StampedConn
 		stream = raw
 	)
 	if stamped {
-		if sc, stampErr = enableStamps(raw); stampErr == nil {
+		if sc, stampErr = wire.Stamp(raw); stampErr == nil {
 			stream = sc
 		}
 	}

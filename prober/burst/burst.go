@@ -239,8 +239,12 @@ type burstLoad struct {
 	pacer   *prober.Timetable // the slots of the total rate, counted from t0
 	// slots carries the paced slots from the dispatcher to the clients,
 	// oldest first (nil when unpaced: clients claim from pacer at once).
-	slots       chan int64
-	dispatched  atomic.Int64 // the next slot the dispatcher will hand out
+	slots      chan int64
+	dispatched atomic.Int64 // the next slot the dispatcher will hand out
+	taken      atomic.Int64 // the event loop's: the next slot it will hand out
+	// wake rouses the event loop when the load stops (nil without one).
+	wakeMu      sync.Mutex
+	wake        func()
 	t0          time.Time
 	warmEnd     time.Duration // since t0
 	end         time.Duration // since t0
@@ -281,7 +285,19 @@ func (l *burstLoad) stop(d Decision, bound string) {
 		if !d.OK() {
 			l.closeConns()
 		}
+		l.wakeMu.Lock()
+		if l.wake != nil {
+			l.wake()
+		}
+		l.wakeMu.Unlock()
 	})
+}
+
+// setWake sets what rouses the event loop on a stop.
+func (l *burstLoad) setWake(f func()) {
+	l.wakeMu.Lock()
+	l.wake = f
+	l.wakeMu.Unlock()
 }
 
 func (l *burstLoad) closeConns() {
@@ -355,17 +371,22 @@ func (b *Runner) load(ctx context.Context, plan Plan, written *writtenKeys, res 
 	for range conns {
 		l.clients = append(l.clients, &loadClient{})
 	}
-	if plan.Rate > 0 {
-		l.slots = make(chan int64, slotQueue(plan))
+	if loop := l.eventLoop(ctx, conns, seq); loop != nil {
 		cw.Add(1)
-		go func() { defer cw.Done(); l.dispatch() }()
-	}
-	for i := range conns {
-		cw.Add(1)
-		go func() {
-			defer cw.Done()
-			newLoadWorker(l, i, l.clients[i], conns[i], l.shards[i%nShards], seq).run(ctx)
-		}()
+		go func() { defer cw.Done(); loop.run() }()
+	} else {
+		if plan.Rate > 0 {
+			l.slots = make(chan int64, slotQueue(plan))
+			cw.Add(1)
+			go func() { defer cw.Done(); l.dispatch() }()
+		}
+		for i := range conns {
+			cw.Add(1)
+			go func() {
+				defer cw.Done()
+				newLoadWorker(l, i, l.clients[i], conns[i], l.shards[i%nShards], seq).run(ctx)
+			}()
+		}
 	}
 	monitorDone := make(chan struct{})
 	var mw sync.WaitGroup

@@ -45,6 +45,10 @@ type loadWorker struct {
 	// batchFree its value when the batch went out and vEnd the batch's own.
 	tx, vFree, batchFree, vEnd time.Duration
 	txOK                       bool
+	// rxAt is when the read that completed the reply being recorded
+	// arrived, by its kernel stamp, since t0 (rxOK).
+	rxAt time.Duration
+	rxOK bool
 }
 
 func newLoadWorker(l *burstLoad, ci int, lc *loadClient, conn *burstConn, shard *statShard, seq []int) *loadWorker {
@@ -96,7 +100,11 @@ func (w *loadWorker) run(ctx context.Context) {
 		if !ok {
 			return
 		}
-		buf, n := w.encode(n)
+		var buf []byte
+		if w.conn != nil {
+			buf = w.conn.w[:0]
+		}
+		buf, n = w.encode(buf, n)
 		if n == 0 {
 			return
 		}
@@ -136,13 +144,24 @@ func (w *loadWorker) claim() (n int, ok bool) {
 		_, n, _ = l.pacer.ClaimDue(now, plan.Pipeline) // unpaced: every slot is due
 	}
 	w.now = now
-	measuredFrom := n
-	for j := range n {
-		if l.slots == nil {
+	if l.slots == nil {
+		for j := range n {
 			w.intended[j] = now
 		}
-		if w.intended[j] >= l.warmEnd && measuredFrom == n {
+	}
+	return w.bound(n), true
+}
+
+// bound trims a batch of n requests, their due times in w.intended, to
+// the requests bound (which counts measured requests only) and says how
+// many are left.
+func (w *loadWorker) bound(n int) int {
+	l, plan := w.l, w.l.plan
+	measuredFrom := n
+	for j := range n {
+		if w.intended[j] >= l.warmEnd {
 			measuredFrom = j
+			break
 		}
 	}
 	if plan.Requests > 0 && measuredFrom < n {
@@ -154,7 +173,7 @@ func (w *loadWorker) claim() (n int, ok bool) {
 			}
 		}
 	}
-	return n, true
+	return n
 }
 
 // connect dials again when the last connection failed, after the redial
@@ -185,12 +204,8 @@ func (w *loadWorker) connect(ctx context.Context) (dialErr error, ok bool) {
 // next commands of the cycle, their keys drawn from the generators, every
 // written key marked before it is sent. The bytes bound may end the batch
 // (and the load) early: it returns the buffer and how many requests it holds.
-func (w *loadWorker) encode(n int) ([]byte, int) {
+func (w *loadWorker) encode(buf []byte, n int) ([]byte, int) {
 	l, plan := w.l, w.l.plan
-	var buf []byte
-	if w.conn != nil {
-		buf = w.conn.w[:0]
-	}
 	for j := range n {
 		m := w.seq[w.pos]
 		w.pos = (w.pos + 1) % len(w.seq)
@@ -244,16 +259,8 @@ func (w *loadWorker) encode(n int) ([]byte, int) {
 // order, recording each as it comes. A lost stream (or a failed dial,
 // dialErr) fails the rest of the batch alike; it returns that error.
 func (w *loadWorker) exchange(buf []byte, n int, dialErr error) error {
-	from := w.intended[0]
-	if w.vFree <= from {
-		// The connection was free at the due time: a late send is this
-		// client's lag, which the governor must not take for Redis's.
-		from = max(from, w.now)
-	}
-	w.lc.inflightFrom.Store(int64(from))
-	w.lc.inflightN.Store(int64(n))
+	w.launch(n)
 	ioErr := dialErr
-	w.txOK, w.batchFree, w.vEnd = false, w.vFree, w.vFree
 	if w.conn != nil {
 		w.conn.w = buf
 		ioErr = w.conn.flush()
@@ -284,12 +291,38 @@ func (w *loadWorker) exchange(buf []byte, n int, dialErr error) error {
 		} else {
 			err = ioErr
 		}
+		w.rxOK = false
+		if ioErr == nil && w.conn.stamps != nil {
+			if rx, _, ok := w.conn.stamps.LastRead(); ok {
+				w.rxAt, w.rxOK = rx.Sub(w.l.t0), true
+			}
+		}
 		w.record(s, j, rn, nils, err)
 	}
+	w.landed()
+	return ioErr
+}
+
+// launch marks a batch of n requests as going out now: the governor sees
+// it in flight, and the ideal client's replay starts from the
+// connection's previous requests.
+func (w *loadWorker) launch(n int) {
+	from := w.intended[0]
+	if w.vFree <= from {
+		// The connection was free at the due time: a late send is this
+		// client's lag, which the governor must not take for Redis's.
+		from = max(from, w.now)
+	}
+	w.lc.inflightFrom.Store(int64(from))
+	w.lc.inflightN.Store(int64(n))
+	w.txOK, w.batchFree, w.vEnd = false, w.vFree, w.vFree
+}
+
+// landed marks the batch as answered (or failed).
+func (w *loadWorker) landed() {
 	w.lc.inflightN.Store(0)
 	w.idleFrom = -1
 	w.vFree = w.vEnd
-	return ioErr
 }
 
 // record finishes request j of the batch: its latency, its result, hits
@@ -338,14 +371,10 @@ func (w *loadWorker) record(s *sample, j int, rn, nils int64, err error) {
 // of its own making) is lag, never Redis latency. ok is false without
 // trustworthy stamps.
 func (w *loadWorker) wireTime(j int, err error) (lat, lag time.Duration, ok bool) {
-	if err != nil && !isErrorReply(err) || !w.txOK || w.conn == nil {
+	if err != nil && !isErrorReply(err) || !w.txOK || !w.rxOK {
 		return 0, 0, false
 	}
-	rxAt, _, rxOK := w.conn.stamps.LastRead()
-	if !rxOK {
-		return 0, 0, false
-	}
-	wire := rxAt.Sub(w.l.t0) - w.tx
+	wire := w.rxAt - w.tx
 	if wire < 0 {
 		return 0, 0, false // an arrival before the request left: not its stamp
 	}

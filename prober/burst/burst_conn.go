@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/internal/resp"
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // burstConn is one burst connection: an ordinary (netpoller) socket that
@@ -25,7 +26,8 @@ type burstConn struct {
 	// stamps times the connection's traffic by the kernel (nil where it
 	// gives none: a unix socket, another system): requests are charged
 	// wire time, and the client's own lateness is measured apart.
-	stamps *prober.KernelStamps
+	stamps *wire.StampedConn
+	guard  *resp.Guard // what c checks every byte read against
 }
 
 // dialBurst opens and authenticates one burst connection. register is
@@ -45,7 +47,7 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 		return nil, err
 	}
 	c := raw
-	var stamps *prober.KernelStamps
+	var stamps *wire.StampedConn
 	// A paced load is timed by the kernel: its latency leaves this host's
 	// scheduling out, and its lag is measured against each write's
 	// departure. An unpaced load (as fast as Redis answers) keeps the
@@ -53,8 +55,8 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 	// throughput (docs/performance.md), and its latency is queueing that
 	// a client delay barely moves.
 	if paced {
-		if sc, ks, err := prober.StampLoad(raw); err == nil {
-			c, stamps = sc, ks
+		if sc, err := wire.StampLoad(raw); err == nil {
+			c, stamps = sc, sc
 		}
 	}
 	if ep.TLS != nil {
@@ -62,8 +64,8 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 	}
 	// The codec below trusts lengths no more than go-redis does: the guard
 	// has refused any header over lim before the codec reads it.
-	c = prober.GuardConn(c, lim)
-	bc := &burstConn{c: c, r: resp.NewReader(c, 64<<10), timeout: timeout, stamps: stamps}
+	c, g := prober.GuardConn(c, lim)
+	bc := &burstConn{c: c, r: resp.NewReader(c, 64<<10), timeout: timeout, stamps: stamps, guard: g}
 	// Never format the password into an error: only the reply is shown.
 	if step, err := ep.Handshake(bc.roundTrip); err != nil {
 		bc.Close()

@@ -40,7 +40,7 @@ func FuzzBurstCodec(f *testing.F) {
 	}
 	lim := burstLimits(Plan{DataSize: 32})
 	f.Fuzz(func(t *testing.T, stream []byte) {
-		c := prober.GuardConn(readerConn{net.ErrClosed, bytes.NewReader(stream)}, lim)
+		c, _ := prober.GuardConn(readerConn{net.ErrClosed, bytes.NewReader(stream)}, lim)
 		bc := &burstConn{c: c, r: resp.NewReader(c, 4096)}
 		for range len(stream) + 1 {
 			n, nils, err := bc.r.Reply()

@@ -55,17 +55,25 @@ func (l *burstLoad) dispatch() {
 
 // queuedOverdue counts the slots due for longer than older but not yet
 // taken by a client, and the age of the oldest. The governor charges them
-// to Redis only when every client is busy with a request (otherwise a
-// free client would have taken them: the lag is this client's).
+// to Redis only when every client has been busy with a request for longer
+// than older (otherwise a client would have taken them: the lag is this
+// client's).
 func (l *burstLoad) queuedOverdue(now, older time.Duration) (int64, time.Duration) {
-	if l.slots == nil {
+	if l.plan.Rate <= 0 {
 		return 0, 0
 	}
 	for _, c := range l.clients {
-		if c.inflightN.Load() == 0 {
+		// A connection free, or busy with a batch it sent only now (a
+		// client catching up on its own backlog), would have taken the
+		// slots in time: only when Redis has sat on every connection
+		// for longer than older are the queued slots Redis's.
+		if c.inflightN.Load() == 0 || now-time.Duration(c.inflightFrom.Load()) <= older {
 			return 0, 0
 		}
 	}
-	taken := l.dispatched.Load() - int64(len(l.slots))
+	taken := l.taken.Load() // the event loop's
+	if l.slots != nil {
+		taken = l.dispatched.Load() - int64(len(l.slots))
+	}
 	return l.pacer.Overdue(taken, now, older)
 }

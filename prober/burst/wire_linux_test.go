@@ -3,6 +3,8 @@
 package burst
 
 import (
+	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,4 +75,54 @@ func TestClientStallIsLagNotLatency(t *testing.T) {
 	if p99 >= stall/2 {
 		t.Fatalf("latency p99 %v carries the client's stalls (lag p99 %v)", p99, lag)
 	}
+}
+
+// TestPacedBurstRedialsKilledConnections: the server drops every burst
+// connection mid-load (CLIENT KILL, as a failover or a restart does); the
+// event loop fails what was in flight on them, dials them again, and the
+// load goes on to its end at its rate, leaving no key behind.
+func TestPacedBurstRedialsKilledConnections(t *testing.T) {
+	srv := redistest.Start(t, "enable-debug-command yes")
+	c := srv.Client()
+	user := seedUserData(t, c)
+	plan := testPlan()
+	plan.Clients, plan.Pipeline, plan.Rate, plan.TestTime = 4, 1, 2000, 2*time.Second
+	b := testRunner(t, srv)
+	b.Guards.ErrorBudget = 1
+	kills := 0
+	wait := whenUnderWay(t, b, 500, func(ctx context.Context) error {
+		// Every burst connection (named redis-prober-burst), three
+		// times, while the load runs.
+		for range 3 {
+			list, err := c.ClientList(ctx).Result()
+			if err != nil {
+				return err
+			}
+			for _, line := range strings.Split(list, "\n") {
+				if strings.Contains(line, "name=redis-prober-burst") {
+					id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
+					if err := c.Do(ctx, "client", "kill", "id", id).Err(); err != nil {
+						return err
+					}
+					kills++
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		return nil
+	})
+	res := b.Run(t.Context(), plan)
+	wait()
+	if kills < plan.Clients {
+		t.Fatalf("killed %d connections, want every one of %d at least once", kills, plan.Clients)
+	}
+	if res.Outcome != OutcomeCompleted || res.Bound != "test-time" {
+		t.Fatalf("%s (%s: %s), bound %q", res.Outcome, res.Reason, res.Detail, res.Bound)
+	}
+	// Requests went on after the kills: most of the load's slots were
+	// answered (killed connections are back within a redial pause).
+	if want := int64(plan.Rate * plan.TestTime.Seconds() * 0.8); res.Total.Ops-res.Total.Errors < want {
+		t.Fatalf("%d requests answered (%d errors), want at least %d", res.Total.Ops-res.Total.Errors, res.Total.Errors, want)
+	}
+	assertNoTrace(t, srv, plan, user)
 }

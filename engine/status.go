@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/explain"
 	"github.com/redis-prober/redis-prober/prober/history"
 )
 
@@ -27,6 +28,7 @@ type Status struct {
 	changes []changeSource
 	checks  []CheckSource
 	host    []HostCheckSource
+	explain *Explain // nil with --no-explain
 }
 
 // burstSource is the Bursts service, as the status page reads it.
@@ -94,6 +96,9 @@ func NewStatus(services ...Service) *Status {
 		if h, ok := svc.(HostCheckSource); ok {
 			s.host = append(s.host, h)
 		}
+		if e, ok := svc.(*Explain); ok {
+			s.explain = e
+		}
 	}
 	return s
 }
@@ -135,6 +140,67 @@ type NodeStatus struct {
 	// none ran. The host's checks are in HostStatus, once.
 	FailingChecks []collector.FailedCheck
 	ChecksKnown   bool
+	// Why is the attribution of the node's slow requests; nil with
+	// --no-explain.
+	Why *SlowCauses
+}
+
+// SlowCauses is what the status page shows of a node's slow requests.
+type SlowCauses struct {
+	Threshold time.Duration
+	// Last5m are the causes of the last 5 minutes' slow requests, most
+	// first (none: no slow request).
+	Last5m []CauseCount
+	// SinceChange are the causes since the last change, when it was in
+	// the last hour (the timeline's reach); SinceChangeKnown says so.
+	SinceChange      []CauseCount
+	SinceChangeKnown bool
+	// Timeline is the last hour's minutes that had slow requests.
+	Timeline []explain.Minute
+}
+
+// CauseCount is one cause and its slow requests.
+type CauseCount struct {
+	Cause string
+	Count uint64
+}
+
+// causeCounts lists the non-zero counts of c, most first (ties in the
+// order of precedence).
+func causeCounts(c [explain.NumCauses]uint64) []CauseCount {
+	var out []CauseCount
+	for i, v := range c {
+		if v > 0 {
+			out = append(out, CauseCount{Cause: explain.Cause(i).String(), Count: v})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b CauseCount) int { return cmp.Compare(b.Count, a.Count) })
+	return out
+}
+
+// slowCauses reads the node's attribution, nil when it has none.
+func (s *Status) slowCauses(ns *NodeStatus) *SlowCauses {
+	if s.explain == nil {
+		return nil
+	}
+	n := s.explain.Node(ns.Target, ns.Node)
+	if n == nil {
+		return nil
+	}
+	sc := &SlowCauses{Threshold: n.Threshold(), Last5m: causeCounts(n.Recent(5)), Timeline: n.Timeline()}
+	if ns.LastChange != nil && time.Since(ns.LastChange.At) < explain.TimelineMinutes*time.Minute {
+		var since [explain.NumCauses]uint64
+		from := ns.LastChange.At.Truncate(time.Minute)
+		for _, m := range sc.Timeline {
+			if !m.Start.Before(from) {
+				for c, v := range m.Counts {
+					since[c] += uint64(v)
+				}
+			}
+		}
+		sc.SinceChange, sc.SinceChangeKnown = causeCounts(since), true
+	}
+	return sc
 }
 
 // Snapshot returns every running node (of target only, when it is not
@@ -180,6 +246,7 @@ func (s *Status) fill(ns *NodeStatus) {
 			ns.ChecksKnown = true
 		}
 	}
+	ns.Why = s.slowCauses(ns)
 }
 
 // HostStatus is the prober's own host as the status page shows it, once

@@ -173,6 +173,10 @@ func TestStatusPageInBrowser(t *testing.T) {
 		`<td class="burst"><span class="outcome completed">completed</span> [\d,]+ ops/s, p99 <span class="p99">\d+(\.\d+)? (µs|ms)</span> <span class="note">\(\d+s ago\)</span></td>`,
 		`<td class="change"><span class="kind">config</span> <span class="note">\(\d+s ago\)</span><br>[a-z]+ p99 <span class="before">\d+(\.\d+)? (µs|ms)</span> → <span class="after">\d+(\.\d+)? (µs|ms)</span></td>`,
 		`<td class="checks">[^<]*(<span class="check [a-z]+" title="[^"]*">[a-z_]+</span>)*<span class="check info" title="info: latency-monitor-threshold 0 \(off\)">latency_monitor</span>`,
+		// Why the node's requests were slow (the bursts make some), or
+		// that none was; the unreachable node's refusals are not slow.
+		`<td class="name up">up</td>(?s:.*?)<td class="why">(<span class="cause">[a-z_]+</span> \d+ %(<br><span class="cause">[a-z_]+</span> \d+ %)?|<span class="note">none slow</span>)</td>`,
+		`<td class="name down">down</td>(?s:.*?)<td class="why"><span class="note">none slow</span></td>`,
 		// The unreachable node: its bursts fail to start (or none ran
 		// yet), it saw no change.
 		`<td class="name down">down</td>(?s:.*?)<td class="burst">(<span class="note">none yet</span>|<span class="outcome failed">failed</span> \([a-z]+\) <span class="note">\(\d+s ago\)</span>)</td>\s*<td class="change"><span class="note">none seen</span></td>`,
@@ -188,6 +192,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		`<p class="change"><span class="kind">config</span> at \d\d:\d\d:\d\d \(\d+s ago\)\.</p>`,
 		`<table class="change">.*?<td class="name">get</td><td>\d[^<]*</td><td class="">\d[^<]*</td><td>[1-9]\d*</td>`,
 		`<table class="checks">.*?<span class="check info">latency_monitor</span></td><td class="name">info</td><td class="text">latency-monitor-threshold 0 \(off\)</td>`,
+		`<h3>Why slow</h3>\s*<p class="why">Slow: at or above \d+(\.\d+)? (µs|ms)\. Last 5 minutes: `,
 	} {
 		if !regexp.MustCompile(`(?s)` + pat).MatchString(detail) {
 			t.Errorf("rendered detail view lacks %s", pat)
@@ -291,7 +296,7 @@ frame.addEventListener("load", () => {
   const fit = {clientWidth: d.documentElement.clientWidth, innerWidth: w.innerWidth,
     scrollWidth: d.documentElement.scrollWidth, cells: []};
   for (const row of d.querySelectorAll("#targets tr.node")) {
-    for (const [name, sel] of [["checks", "td.checks"], ["error", "td.text"]]) {
+    for (const [name, sel] of [["why", "td.why"], ["checks", "td.checks"], ["error", "td.text"]]) {
       const cell = row.querySelector(sel);
       if (!cell) { fit.cells.push({target: row.dataset.target, cell: name, text: "(no cell " + sel + ")"}); continue; }
       const r = cell.getBoundingClientRect();

@@ -23,6 +23,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/explain"
 	"github.com/redis-prober/redis-prober/internal/safetext"
 	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/history"
@@ -113,6 +114,78 @@ type nodeView struct {
 	// were evaluated (the checks collector off, or not run yet).
 	Checks      []checkView
 	ChecksKnown bool
+	// Why is the attribution of the node's slow requests (nil: off).
+	Why *whyView
+}
+
+// whyView is a node's slow requests by cause (docs/explain.md).
+type whyView struct {
+	Threshold string
+	// Top are the last 5 minutes' causes, most first (the targets' table
+	// names the first two).
+	Top   []causeView
+	Total uint64
+	// SinceChange are the causes since the last change, when it was in
+	// the last hour (SinceChangeKnown).
+	SinceChange      []causeView
+	SinceChangeKnown bool
+	// Causes are the timeline's columns (the causes it holds); each
+	// minute's counts are in that order.
+	Causes   []string
+	Timeline []whyMinute
+}
+
+type causeView struct {
+	Cause string
+	Count uint64
+	Share string
+}
+
+type whyMinute struct {
+	At     string
+	Counts []uint32
+}
+
+func causeViews(cc []engine.CauseCount) ([]causeView, uint64) {
+	var total uint64
+	for _, c := range cc {
+		total += c.Count
+	}
+	out := make([]causeView, len(cc))
+	for i, c := range cc {
+		out[i] = causeView{Cause: c.Cause, Count: c.Count, Share: strconv.FormatFloat(100*float64(c.Count)/float64(total), 'f', 0, 64) + " %"}
+	}
+	return out, total
+}
+
+func whyOf(w *engine.SlowCauses) *whyView {
+	if w == nil {
+		return nil
+	}
+	v := &whyView{Threshold: fmtLatency(w.Threshold), SinceChangeKnown: w.SinceChangeKnown}
+	v.Top, v.Total = causeViews(w.Last5m)
+	v.SinceChange, _ = causeViews(w.SinceChange)
+	var used [explain.NumCauses]bool
+	for _, m := range w.Timeline {
+		for c, n := range m.Counts {
+			used[c] = used[c] || n > 0
+		}
+	}
+	var cols []int
+	for c, u := range used {
+		if u {
+			cols = append(cols, c)
+			v.Causes = append(v.Causes, explain.Cause(c).String())
+		}
+	}
+	for _, m := range w.Timeline {
+		row := whyMinute{At: m.Start.Format("15:04")}
+		for _, c := range cols {
+			row.Counts = append(row.Counts, m.Counts[c])
+		}
+		v.Timeline = append(v.Timeline, row)
+	}
+	return v
 }
 
 type burstView struct {
@@ -209,6 +282,7 @@ func (p *Page) view(target string, detail bool) statusView {
 		nv.Change = changeOf(n.LastChange, now)
 		nv.ChecksKnown = n.ChecksKnown
 		nv.Checks = checkViews(n.FailingChecks)
+		nv.Why = whyOf(n.Why)
 		v.Nodes[i] = nv
 	}
 	return v

@@ -2,8 +2,9 @@
 # make test's first step: what the tests need on a fresh Debian machine.
 # As root it installs the missing Debian packages (apt-get update first) and
 # fetches the test matrix's newer peers into a cache outside the clone
-# (scripts/peers.sh: about a minute cold for Debian's, plus 5 to 10 minutes
-# to build Prometheus 3.16; nothing when warm). As another
+# (scripts/peers.sh: about three minutes cold for Debian's on a busy
+# two-core host, plus 5 to 10 minutes to build Prometheus 3.16; nothing when
+# warm). As another
 # user it installs nothing: it names what is missing and the one command
 # that installs it, and the tests that need it skip (or fail under CI=true).
 set -Eeuo pipefail

@@ -17,6 +17,12 @@ type Evidence struct {
 	// a SLOWLOG entry's duration, a latency event's milliseconds, a run
 	// delay); 0 for a state that held, whose cost the source does not give.
 	Dur time.Duration
+	// Spread says Dur is a total over the whole window (a run delay, the
+	// CPU time of expiry or of a fork child), so a request is charged only
+	// its share of it, by overlap; otherwise Dur is one stall somewhere in
+	// the window, which a request overlapping the window may have met
+	// whole.
+	Spread bool
 }
 
 // Request is one slow probe request as the attribution sees it.
@@ -34,21 +40,22 @@ func (r Request) Start() int64 { return r.End - int64(r.Latency) }
 // Decide attributes a slow request (latency at or above threshold) to one
 // cause, from the evidence whose window overlaps the request:
 //
-//  1. a cause whose timed stalls account for the request wins: their
-//     durations added up leave less than the threshold of its latency, so
-//     without them it would not have been slow;
-//  2. else a cause that merely coincides with it: a state that held, or
-//     a timed stall too short to account for it but at least half the
-//     threshold;
-//  3. else Unexplained.
+//  1. a cause whose stalls, added up, account for it wins: the request's
+//     latency less their durations is under the threshold, so without
+//     them it would not have been slow;
+//  2. else the cause whose stalls cover the most of its latency, if at
+//     least half of it;
+//  3. else a cause that merely coincides with it: a state that held, or
+//     stalls too short for the above but of at least half the threshold;
+//  4. else Unexplained.
 //
-// Within each step the first cause in the order of precedence (the order
-// of the Cause constants) wins. Host evidence counts only for a request
-// timed by the prober's own clock: a kernel-stamped latency has this
-// host's delays out of its figure already.
+// Within steps 1 and 3 the first cause in the order of precedence (the
+// order of the Cause constants) wins. Host evidence counts only for a
+// request timed by the prober's own clock: a kernel-stamped latency has
+// this host's delays out of its figure already.
 func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
 	var timed [NumCauses]time.Duration
-	var seen [NumCauses]bool
+	var state [NumCauses]bool
 	from, to := r.Start(), r.End
 	for _, e := range ev {
 		if e.Cause >= Unexplained || e.To < from || e.From > to {
@@ -57,20 +64,34 @@ func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
 		if e.Cause == Host && !r.UserClock {
 			continue
 		}
-		// A stall too short to matter (under half the threshold) is no
-		// coincidence worth naming.
-		if e.Dur == 0 || e.Dur >= threshold/2 {
-			seen[e.Cause] = true
+		d := e.Dur
+		if e.Spread && e.To > e.From {
+			overlap := min(e.To, to) - max(e.From, from)
+			d = time.Duration(float64(e.Dur) * float64(overlap) / float64(e.To-e.From))
 		}
-		timed[e.Cause] += e.Dur
+		if e.Dur == 0 {
+			state[e.Cause] = true
+		}
+		timed[e.Cause] += d
 	}
 	for c := range Unexplained {
 		if timed[c] > 0 && r.Latency-timed[c] < threshold {
 			return c
 		}
 	}
+	best := Unexplained
 	for c := range Unexplained {
-		if seen[c] {
+		if timed[c] > 0 && 2*timed[c] >= r.Latency && (best == Unexplained || timed[c] > timed[best]) {
+			best = c
+		}
+	}
+	if best != Unexplained {
+		return best
+	}
+	for c := range Unexplained {
+		// A stall too short to matter (under half the threshold) is no
+		// coincidence worth naming.
+		if state[c] || timed[c] >= threshold/2 {
 			return c
 		}
 	}

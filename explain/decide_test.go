@@ -18,6 +18,11 @@ func TestDecidePrecedence(t *testing.T) {
 	at := func(c Cause, from, to int64, d time.Duration) Evidence {
 		return Evidence{Cause: c, From: from * ms, To: to * ms, Dur: d}
 	}
+	spread := func(c Cause, from, to int64, d time.Duration) Evidence {
+		e := at(c, from, to, d)
+		e.Spread = true
+		return e
+	}
 	for _, tc := range []struct {
 		name string
 		req  Request
@@ -44,8 +49,19 @@ func TestDecidePrecedence(t *testing.T) {
 		{"stalls of a cause add up", req, []Evidence{
 			at(SlowCommand, 900, 1000, 20*time.Millisecond), at(SlowCommand, 900, 1000, 20*time.Millisecond),
 			at(Fork, 0, 2000, 0)}, SlowCommand},
-		{"run delay over the sampled windows", req, []Evidence{
-			at(RedisCPU, 900, 1000, 18*time.Millisecond), at(RedisCPU, 1000, 1100, 15*time.Millisecond)}, RedisCPU},
+		// A run delay is a total over its window: a request is charged its
+		// share by overlap (the request is [960, 1000]).
+		{"run delay by overlap", req, []Evidence{
+			spread(RedisCPU, 960, 1000, 35*time.Millisecond), spread(RedisCPU, 1000, 1100, 50*time.Millisecond)}, RedisCPU},
+		{"run delay outside the request is not charged", req, []Evidence{
+			spread(RedisCPU, 800, 960, 80*time.Millisecond), at(Expiry, 0, 2000, 0)}, Expiry},
+		{"the largest stall covering half the latency", req, []Evidence{
+			spread(RedisCPU, 960, 1000, 25*time.Millisecond), at(Expiry, 0, 2000, 0),
+			at(SlowCommand, 900, 2000, 8*time.Millisecond)}, RedisCPU},
+		// A busy EVAL of 30 ms on a starved server: neither its SLOWLOG
+		// entry nor the run delay accounts alone; the EVAL covers the most.
+		{"a slow command on a starved server", req, []Evidence{
+			at(SlowCommand, 900, 2000, 30*time.Millisecond), spread(RedisCPU, 960, 1000, 15*time.Millisecond)}, SlowCommand},
 		{"host evidence needs the prober's clock", req, []Evidence{at(Host, 990, 1000, 35*time.Millisecond)}, Unexplained},
 		{"host on the prober's clock", user, []Evidence{at(Host, 990, 1000, 35*time.Millisecond)}, Host},
 		{"a server cause beats host", user, []Evidence{

@@ -75,6 +75,7 @@ func infoEvidence(prev, cur infoSnap) []Evidence {
 	}
 	if d := cur.expireCPUMillis - prev.expireCPUMillis; d > 0 {
 		add(Expiry, time.Duration(d)*time.Millisecond)
+		out[len(out)-1].Spread = true // many cycles' CPU over the interval
 	} else if cur.expireCapReached > prev.expireCapReached {
 		add(Expiry, 0)
 	}

@@ -69,7 +69,7 @@ func TestInfoEvidenceCounters(t *testing.T) {
 		return Evidence{Cause: c, From: 1000 * ms, To: 2000 * ms, Dur: d}
 	}
 	want := []Evidence{span(Fork, 900*time.Microsecond), span(Persistence, 0), span(Eviction, 0),
-		span(Expiry, 4*time.Millisecond), span(Defrag, 0)}
+		{Cause: Expiry, From: 1000 * ms, To: 2000 * ms, Dur: 4 * time.Millisecond, Spread: true}, span(Defrag, 0)}
 	if !sameEvidence(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}

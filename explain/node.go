@@ -51,7 +51,8 @@ type Node struct {
 	delay     atomic.Int64 // the client delay of the request being recorded; -1: none
 	now       func() time.Time
 
-	base baseline
+	base    baseline
+	settles atomic.Int64
 
 	mu       sync.Mutex
 	pending  []pendingReq
@@ -169,6 +170,7 @@ func (n *Node) addEvidence(e ...Evidence) {
 // forgets evidence older than keepEvidence, and moves the baseline and the
 // threshold on.
 func (n *Node) Settle(through int64) {
+	defer n.settles.Add(1)
 	now := n.now().UnixNano()
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -206,6 +208,10 @@ func (n *Node) decideLocked(p pendingReq) {
 	}
 	n.minutes[i][c]++
 }
+
+// Settles counts the calls of Settle: a reader's ticks, each after its
+// reads of the sources.
+func (n *Node) Settles() int64 { return n.settles.Load() }
 
 // Counts are the slow requests decided so far, by cause.
 func (n *Node) Counts() [NumCauses]uint64 {

@@ -88,14 +88,14 @@ func (s *procSampler) sample(now int64) []Evidence {
 	}
 	var out []Evidence
 	if d := time.Duration(ss.WaitingNanoseconds - prev.wait); ss.WaitingNanoseconds > prev.wait && d >= minRunDelay {
-		out = append(out, Evidence{Cause: RedisCPU, From: prev.at, To: now, Dur: d})
+		out = append(out, Evidence{Cause: RedisCPU, From: prev.at, To: now, Dur: d, Spread: true})
 	}
 	if d := time.Duration(ss.WaitingNanoseconds - prev.wait); ss.WaitingNanoseconds > prev.wait && d >= minRunDelay {
 		// The server's own fork child is a process like any other on the
 		// host's CPUs: what it ran while the server waited (at most the
 		// wait) is the fork's.
 		if c := s.childCPU(time.Duration(now - prev.at)); c > 0 {
-			out = append(out, Evidence{Cause: Fork, From: prev.at, To: now, Dur: min(c, d)})
+			out = append(out, Evidence{Cause: Fork, From: prev.at, To: now, Dur: min(c, d), Spread: true})
 		}
 	} else {
 		s.childCPU(0)

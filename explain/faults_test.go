@@ -146,6 +146,12 @@ func describe(c [NumCauses]uint64) string {
 // slow requests of its cause among those counted.
 func assertShare(t *testing.T, excess [NumCauses]float64, raw [NumCauses]uint64, want Cause, atLeast uint64) {
 	t.Helper()
+	assertShareOf(t, excess, raw, want, atLeast, 0.9)
+}
+
+// assertShareOf is assertShare with the share its cause must have.
+func assertShareOf(t *testing.T, excess [NumCauses]float64, raw [NumCauses]uint64, want Cause, atLeast uint64, share float64) {
+	t.Helper()
 	var all float64
 	for _, v := range excess {
 		all += v
@@ -153,8 +159,9 @@ func assertShare(t *testing.T, excess [NumCauses]float64, raw [NumCauses]uint64,
 	if raw[want] < atLeast {
 		t.Fatalf("%d slow requests attributed to %s, want at least %d (all: %s)", raw[want], want, atLeast, describe(raw))
 	}
-	if excess[want] < 0.9*all {
-		t.Errorf("%s has %.0f of the fault's %.0f slow requests (beyond the control window's rate), under 90 %%", want, excess[want], all)
+	t.Logf("%s has %.0f of the fault's %.0f slow requests (beyond the control window's rate)", want, excess[want], all)
+	if excess[want] < share*all {
+		t.Errorf("%s has %.0f of the fault's %.0f slow requests (beyond the control window's rate), under %.0f %%", want, excess[want], all, 100*share)
 	}
 	for c, v := range excess {
 		if Cause(c) != want && Cause(c) != Unexplained && v > 0.05*all {
@@ -272,4 +279,22 @@ func TestQuietServer(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFaultRedisCPU: redis-server pinned to one CPU beside busy loops of
+// the same priority pinned there too: the server waits for its CPU
+// (/proc/<pid>/schedstat run delay), which is redis_cpu, and no other
+// cause is named. Short of the 90 %: on the test VM about a third
+// of these slow requests show no run delay of the server's main thread at
+// all (the loopback's network work on the starved CPU, run by ksoftirqd,
+// is not the server's run delay), and are unexplained (docs/explain.md,
+// Limits).
+func TestFaultRedisCPU(t *testing.T) {
+	srv := redistest.Start(t)
+	h := startHarness(t, srv, 2*time.Millisecond, 200)
+	excess, raw := h.during(t, 2*time.Second, func() {
+		stop := starve(t, srv.PID(), 3, 3*time.Second)
+		stop()
+	})
+	assertShareOf(t, excess, raw, RedisCPU, 10, 0.5)
 }

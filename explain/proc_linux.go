@@ -37,6 +37,10 @@ type procSampler struct {
 	children map[int]uint64
 }
 
+// starvedShare: a main thread that waited for a CPU for at least
+// 1/starvedShare of a sample's window was starved in it.
+const starvedShare = 10
+
 // maxChildren bounds the children read: Redis runs one fork child at a
 // time (BGSAVE, AOF rewrite, a module's).
 const maxChildren = 4
@@ -89,6 +93,13 @@ func (s *procSampler) sample(now int64) []Evidence {
 	var out []Evidence
 	if d := time.Duration(ss.WaitingNanoseconds - prev.wait); ss.WaitingNanoseconds > prev.wait && d >= minRunDelay {
 		out = append(out, Evidence{Cause: RedisCPU, From: prev.at, To: now, Dur: d, Spread: true})
+		if d >= time.Duration(now-prev.at)/starvedShare {
+			// The run delay gathers where the server had work, which is
+			// where the probe's requests were, not evenly over the
+			// window: a server that waited this much was starved, a
+			// state of the whole window.
+			out = append(out, Evidence{Cause: RedisCPU, From: prev.at, To: now})
+		}
 	}
 	if d := time.Duration(ss.WaitingNanoseconds - prev.wait); ss.WaitingNanoseconds > prev.wait && d >= minRunDelay {
 		// The server's own fork child is a process like any other on the

@@ -1,0 +1,57 @@
+//go:build linux
+
+package explain
+
+import (
+	"os/exec"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// starve pins the process pid (its main thread: Redis's event loop) to
+// one CPU and runs loops busy processes there for d, at the test's own
+// priority; stop ends them and lets the server run anywhere again. The
+// loops are processes of their own: in the test's process they would take
+// the Go scheduler's Ps from the probe.
+func starve(t *testing.T, pid, loops int, d time.Duration) (stop func()) {
+	t.Helper()
+	var all, one unix.CPUSet
+	if err := unix.SchedGetaffinity(pid, &all); err != nil {
+		t.Fatalf("affinity of %d: %v", pid, err)
+	}
+	cpu := -1
+	for i := range 1024 {
+		if all.IsSet(i) {
+			cpu = i
+			break
+		}
+	}
+	one.Set(cpu)
+	if err := unix.SchedSetaffinity(pid, &one); err != nil {
+		t.Fatalf("pin %d to CPU %d: %v", pid, cpu, err)
+	}
+	var cmds []*exec.Cmd
+	end := time.Now().Add(d)
+	for range loops {
+		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("busy loop: %v", err)
+		}
+		cmds = append(cmds, cmd)
+		if err := unix.SchedSetaffinity(cmd.Process.Pid, &one); err != nil {
+			t.Errorf("pin a busy loop: %v", err)
+		}
+	}
+	return func() {
+		time.Sleep(time.Until(end))
+		for _, cmd := range cmds {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		if err := unix.SchedSetaffinity(pid, &all); err != nil {
+			t.Errorf("unpin %d: %v", pid, err)
+		}
+	}
+}

@@ -1,0 +1,13 @@
+//go:build !linux
+
+package explain
+
+import (
+	"testing"
+	"time"
+)
+
+func starve(t *testing.T, _, _ int, _ time.Duration) func() {
+	t.Skip("CPU affinity is Linux's")
+	return nil
+}

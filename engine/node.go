@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -115,7 +117,7 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	// The parent is done; cleaning up gets its own short budget.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if err := keeper.Cleanup(cctx); err != nil {
+	if err := cleanupRetrying(cctx, keeper.Cleanup); err != nil {
 		log.Warn("could not delete probe keys; they expire by their TTL", "err", err, "ttl", cfg.KeyTTL)
 	} else {
 		log.Debug("probe keys deleted")
@@ -136,4 +138,25 @@ func readCommands(cmds []prober.Command) []prober.Command {
 		out = ping
 	}
 	return out
+}
+
+// cleanupRetrying runs clean-up, again while it fails to connect and its
+// budget lasts. A control client whose dials failed a moment ago (Redis
+// was down, and is back) fails fast with the old dial error until its
+// pool's own background dial succeeds, which go-redis tries once a
+// second: a clean-up at exit right after a restart would otherwise leave
+// every key to its TTL with Redis up.
+func cleanupRetrying(ctx context.Context, cleanup func(context.Context) error) error {
+	for {
+		err := cleanup(ctx)
+		var oe *net.OpError
+		if err == nil || !errors.As(err, &oe) || oe.Op != "dial" {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

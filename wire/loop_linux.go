@@ -4,6 +4,7 @@ package wire
 
 import (
 	"runtime"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -230,9 +231,13 @@ func Yield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 // Dup gives a loop a descriptor of its own for a Go socket: closing Go's
 // then takes the socket out of the netpoller, whose events for it would
 // otherwise wake the Go scheduler on every reply.
-func Dup(s *StampedConn) (int, error) {
-	fd, err := -1, error(nil)
-	if cerr := s.rc.Control(func(f uintptr) { fd, err = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil {
+func Dup(c syscall.Conn) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	if cerr := rc.Control(func(f uintptr) { fd, err = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil {
 		return -1, cerr
 	}
 	return fd, err

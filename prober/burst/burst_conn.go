@@ -28,6 +28,9 @@ type burstConn struct {
 	// wire time, and the client's own lateness is measured apart.
 	stamps *wire.StampedConn
 	guard  *resp.Guard // what c checks every byte read against
+	// tcp is the socket beneath, for the event loop to take over (nil
+	// on a unix socket).
+	tcp *net.TCPConn
 }
 
 // dialBurst opens and authenticates one burst connection. register is
@@ -39,8 +42,9 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", ep.String(), err)
 	}
-	if tc, ok := raw.(*net.TCPConn); ok {
-		_ = tc.SetNoDelay(true)
+	tcp, _ := raw.(*net.TCPConn)
+	if tcp != nil {
+		_ = tcp.SetNoDelay(true)
 	}
 	if err := register(raw); err != nil {
 		raw.Close()
@@ -65,7 +69,7 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 	// The codec below trusts lengths no more than go-redis does: the guard
 	// has refused any header over lim before the codec reads it.
 	c, g := prober.GuardConn(c, lim)
-	bc := &burstConn{c: c, r: resp.NewReader(c, 64<<10), timeout: timeout, stamps: stamps, guard: g}
+	bc := &burstConn{c: c, r: resp.NewReader(c, 64<<10), timeout: timeout, stamps: stamps, guard: g, tcp: tcp}
 	// Never format the password into an error: only the reply is shown.
 	if step, err := ep.Handshake(bc.roundTrip); err != nil {
 		bc.Close()

@@ -52,6 +52,7 @@ type loopConn struct {
 	in       []byte // the batch's replies read so far
 	writeAt  time.Time
 	txDone   bool // the batch's TX stamp was taken (or given up)
+	stamped  bool // the kernel stamps its traffic
 	freeAt   time.Duration
 	t        wire.Timer // the batch's deadline
 	// dead is a redial that failed: the next batch on this connection
@@ -94,11 +95,12 @@ type redialed struct {
 var errAborted = errors.New("burst stopped with the request in flight")
 
 // startLoop takes the load's open connections over, when every one of
-// them is stamped TCP (the loop has nothing to time the others by): it
+// them is plain TCP, stamped when the load is paced (a paced load has
+// nothing else to time its requests by that leaves the client out): it
 // returns the loop, or nil to keep the goroutine per connection.
 func startLoop(ctx context.Context, l *burstLoad, conns []*burstConn, seq []int) *pacedLoop {
 	for _, c := range conns {
-		if c.stamps == nil || c.r.Buffered() > 0 {
+		if c.tcp == nil || (l.plan.Rate > 0 && c.stamps == nil) || c.r.Buffered() > 0 {
 			return nil
 		}
 	}
@@ -125,7 +127,7 @@ func startLoop(ctx context.Context, l *burstLoad, conns []*burstConn, seq []int)
 // adopt gives the loop a descriptor of its own for bc's socket and closes
 // Go's (which takes it out of the netpoller).
 func (p *pacedLoop) adopt(c *loopConn, bc *burstConn) error {
-	fd, err := wire.Dup(bc.stamps)
+	fd, err := wire.Dup(bc.tcp)
 	if err == nil {
 		if err = p.poll.Add(fd, unix.EPOLLIN); err != nil {
 			unix.Close(fd)
@@ -135,7 +137,10 @@ func (p *pacedLoop) adopt(c *loopConn, bc *burstConn) error {
 		bc.Close()
 		return err
 	}
-	c.fd, c.remote, c.guard, c.sent = fd, bc.c.RemoteAddr(), bc.guard, bc.stamps.Sent()
+	c.fd, c.remote, c.guard, c.sent, c.stamped = fd, bc.c.RemoteAddr(), bc.guard, 0, bc.stamps != nil
+	if c.stamped {
+		c.sent = bc.stamps.Sent()
+	}
 	c.dead = nil
 	p.conns[int32(fd)] = c
 	bc.Close()
@@ -176,6 +181,13 @@ func (p *pacedLoop) run() {
 				until = t.At
 			}
 		}
+		if p.busy > 0 {
+			// Replies are due any moment: the wait stays short and raw
+			// (wire.Poll.Wait), whatever the next timer.
+			if soon := time.Now().Add(time.Millisecond); until.IsZero() || until.After(soon) {
+				until = soon
+			}
+		}
 		for _, ev := range p.poll.Wait(until, p.busy > 0) {
 			if p.poll.IsWake(ev) {
 				p.takeRedials()
@@ -191,9 +203,13 @@ func (p *pacedLoop) run() {
 // pipeline at most on each, then yields once and takes the TX stamps.
 func (p *pacedLoop) dispatch() {
 	l, plan := p.l, p.l.plan
+	paced := plan.Rate > 0
 	for !l.stopped.Load() {
 		now := time.Since(l.t0)
-		due := l.pacer.Due(p.next, 0)
+		due := now // unpaced: every slot is due
+		if paced {
+			due = l.pacer.Due(p.next, 0)
+		}
 		if due >= l.end || now >= l.end {
 			l.stop(Decision{}, "test-time")
 			break
@@ -210,9 +226,11 @@ func (p *pacedLoop) dispatch() {
 		w := c.w
 		n := 0
 		for n < plan.Pipeline {
-			d := l.pacer.Due(p.next, 0)
-			if d > now || d >= l.end {
-				break
+			d := now
+			if paced {
+				if d = l.pacer.Due(p.next, 0); d > now || d >= l.end {
+					break
+				}
 			}
 			w.intended[n] = d
 			p.next++
@@ -231,9 +249,14 @@ func (p *pacedLoop) dispatch() {
 		p.send(c, n)
 	}
 	if len(p.sentNow) > 0 {
-		wire.Yield()
+		// Only a paced load yields: an unpaced one has Redis busy on
+		// the other CPU already, and a yield a round costs it
+		// throughput for no timing gained (its latency is queueing).
+		if paced {
+			wire.Yield()
+		}
 		for _, c := range p.sentNow {
-			if c.n > 0 && !c.txDone {
+			if c.n > 0 && !c.txDone && c.stamped {
 				p.drainTX(c)
 			}
 		}
@@ -355,8 +378,8 @@ func (p *pacedLoop) read(c *loopConn) {
 			return
 		}
 		readAt := time.Now()
-		at := time.Duration(-1)
-		if ts, ok := wire.RXStamp(p.oob[:oobn]); ok {
+		at := time.Duration(-1) // unstamped: the user clock times it
+		if ts, ok := wire.RXStamp(p.oob[:oobn]); ok && c.stamped {
 			if rx, ok := wire.Arrival(readAt, ts); ok {
 				at = rx.Sub(p.l.t0)
 			}
@@ -382,7 +405,7 @@ func (p *pacedLoop) read(c *loopConn) {
 // connection; extra says more came than was asked (the stream is out of
 // step: the connection is replaced).
 func (p *pacedLoop) complete(c *loopConn, extra bool) {
-	if !c.txDone {
+	if !c.txDone && c.stamped {
 		p.drainTX(c)
 	}
 	w := c.w
@@ -511,8 +534,8 @@ func (p *pacedLoop) redial(c *loopConn) {
 		case <-l.stopCh:
 			return
 		}
-		bc, err := dialBurst(p.ctx, l.b.Endpoint, l.plan.Timeout, c.w.lim, true, l.register)
-		if err == nil && bc.stamps == nil {
+		bc, err := dialBurst(p.ctx, l.b.Endpoint, l.plan.Timeout, c.w.lim, c.stamped, l.register)
+		if err == nil && c.stamped && bc.stamps == nil {
 			bc.Close()
 			err = wire.ErrNoStamps
 		}
@@ -564,7 +587,7 @@ func (p *pacedLoop) closeAll() {
 // goroutine per connection (an unpaced load; TLS, a unix socket or a
 // kernel without stamps).
 func (l *burstLoad) eventLoop(ctx context.Context, conns []*burstConn, seq []int) *pacedLoop {
-	if l.plan.Rate <= 0 || l.b.Endpoint.TLS != nil {
+	if l.b.Endpoint.TLS != nil {
 		return nil
 	}
 	return startLoop(ctx, l, conns, seq)

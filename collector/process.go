@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // ProcessStats is what /proc says about the redis-server process.
@@ -22,6 +23,7 @@ type ProcessStats struct {
 	// Started is when the process started (/proc/<pid>/stat), since when
 	// its context switches count; zero when unknown.
 	Started time.Time
+	started *timestamppb.Timestamp // the same, made once a read for every scrape
 }
 
 // startSlack is how far the process start time may be from the one INFO
@@ -97,7 +99,10 @@ func (d processDescs) emit(out *sink, sl *seriesLabels, ps *ProcessStats) {
 	if ps.HasOpenFilesLimit {
 		gauge(d.openFiles, float64(ps.OpenFilesLimit))
 	}
-	start := startStamp(ps.Started)
+	start := ps.started
+	if start == nil || !start.AsTime().Equal(ps.Started) {
+		start = startStamp(ps.Started) // a ProcessStats made elsewhere (a test)
+	}
 	out.counter(d.switches, float64(ps.VoluntarySwitches), start, sl, "voluntary")
 	out.counter(d.switches, float64(ps.InvoluntarySwitches), start, sl, "involuntary")
 	if ps.CPUsAllowed > 0 {

@@ -62,6 +62,7 @@ func ReadProcess(paths Paths, id Identity) (*ProcessStats, error) {
 	}
 	if t, err := proc.StartTime(); err == nil && t > 0 {
 		ps.Started = time.Unix(0, int64(t*1e9))
+		ps.started = startStamp(ps.Started)
 	}
 	return ps, nil
 }

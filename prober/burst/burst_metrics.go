@@ -17,6 +17,7 @@ type Metrics struct {
 	capacity    *prometheus.GaugeVec
 	lastLag     *prometheus.GaugeVec
 	lastKept    *prometheus.GaugeVec
+	lastClock   *prometheus.GaugeVec
 }
 
 // burstQuantiles are the quantiles of redis_prober_burst_last_latency_seconds.
@@ -56,8 +57,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "redis_prober_burst_last_kept_schedule",
 			Help: "1 when the last burst's client delivered 90% of its rate with a schedule-lag p99 of at most 1 ms; 0 when it was client-bound (its latency still leaves the lag out).",
 		}, []string{"target", "node", "plan"}),
+		lastClock: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "redis_prober_burst_last_clock_info",
+			Help: "1 for the clock that timed the last burst's requests: kernel (SO_TIMESTAMPING wire time, a paced burst over TCP), user (the prober's own clock: unpaced, unix socket, no stamps) or mixed; only the clock in use has a series.",
+		}, []string{"target", "node", "plan", "clock"}),
 	}
-	reg.MustRegister(m.runs, m.decisions, m.lastOps, m.lastLatency, m.lastEnd, m.capacity, m.lastLag, m.lastKept)
+	reg.MustRegister(m.runs, m.decisions, m.lastOps, m.lastLatency, m.lastEnd, m.capacity, m.lastLag, m.lastKept, m.lastClock)
 	return m
 }
 
@@ -85,6 +90,8 @@ func (m *Metrics) Observe(target, node string, r *Result) {
 			kept = 1
 		}
 		m.lastKept.WithLabelValues(target, node, plan).Set(kept)
+		m.lastClock.DeletePartialMatch(prometheus.Labels{"target": target, "node": node, "plan": plan})
+		m.lastClock.WithLabelValues(target, node, plan, r.Clock()).Set(1)
 		quantiles := make(map[float64]float64, len(burstQuantiles))
 		for _, q := range burstQuantiles {
 			quantiles[q] = r.Total.Quantile(q).Seconds()
@@ -176,4 +183,5 @@ func (m *Metrics) forget(l prometheus.Labels) {
 	m.capacity.DeletePartialMatch(l)
 	m.lastLag.DeletePartialMatch(l)
 	m.lastKept.DeletePartialMatch(l)
+	m.lastClock.DeletePartialMatch(l)
 }

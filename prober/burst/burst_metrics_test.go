@@ -55,8 +55,40 @@ func TestBurstMetricsLintAfterABurst(t *testing.T) {
 			t.Errorf("%d %s series (%v), want one", got, name, err)
 		}
 	}
+	// The paced burst over TCP was timed by the kernel: one clock series.
+	want := "\n# HELP redis_prober_burst_last_clock_info " + lastClockHelp(t, reg) + "\n# TYPE redis_prober_burst_last_clock_info gauge\n" +
+		`redis_prober_burst_last_clock_info{clock="` + res.Clock() + `",node="",plan="test",target="t"} 1` + "\n"
+	if res.Clock() != "kernel" {
+		t.Errorf("a paced burst over TCP on the %s clock, want kernel", res.Clock())
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "redis_prober_burst_last_clock_info"); err != nil {
+		t.Error(err)
+	}
+	// Another run on another clock replaces the series.
+	user := res
+	user.Stamped = 0
+	m.Observe("t", "", &user)
+	if got, _ := testutil.GatherAndCount(reg, "redis_prober_burst_last_clock_info"); got != 1 {
+		t.Errorf("%d clock series after a run on the user clock, want 1", got)
+	}
 	m.Forget("t")
-	if got, _ := testutil.GatherAndCount(reg, "redis_prober_burst_last_latency_seconds", "redis_prober_burst_last_schedule_lag_seconds"); got != 0 {
+	if got, _ := testutil.GatherAndCount(reg, "redis_prober_burst_last_latency_seconds", "redis_prober_burst_last_schedule_lag_seconds", "redis_prober_burst_last_clock_info"); got != 0 {
 		t.Errorf("%d last-latency series after Forget", got)
 	}
+}
+
+// lastClockHelp is the help text of the clock series, as registered.
+func lastClockHelp(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "redis_prober_burst_last_clock_info" {
+			return mf.GetHelp()
+		}
+	}
+	t.Fatal("no redis_prober_burst_last_clock_info")
+	return ""
 }

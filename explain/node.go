@@ -51,8 +51,9 @@ type Node struct {
 	delay     atomic.Int64 // the client delay of the request being recorded; -1: none
 	now       func() time.Time
 
-	base    baseline
-	settles atomic.Int64
+	base     baseline
+	settles  atomic.Int64
+	lastSlow atomic.Int64 // Unix ns of the last slow request seen
 
 	mu       sync.Mutex
 	pending  []pendingReq
@@ -121,6 +122,7 @@ func (n *Node) Observe(res prober.Result, d time.Duration) {
 		return
 	}
 	r := Request{End: n.now().UnixNano(), Latency: d, UserClock: delay < 0}
+	n.lastSlow.Store(r.End)
 	if delay > 0 {
 		r.End -= delay
 	}
@@ -131,6 +133,14 @@ func (n *Node) Observe(res prober.Result, d time.Duration) {
 	}
 	n.pending = append(n.pending, pendingReq{Request: r, threshold: time.Duration(th)})
 	n.mu.Unlock()
+}
+
+// LastSlow is when the last slow request was seen (zero: never).
+func (n *Node) LastSlow() time.Time {
+	if ns := n.lastSlow.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // Pending reports whether slow requests wait for their sources.

@@ -3,13 +3,12 @@
 package explain
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/prometheus/procfs"
 
 	"github.com/redis-prober/redis-prober/collector"
 )
@@ -17,25 +16,6 @@ import (
 // minRunDelay is the smallest run delay in one sample kept as evidence: a
 // busy host's scheduler makes a few µs of it all the time.
 const minRunDelay = 250 * time.Microsecond
-
-// procSampler reads the run delay (/proc/<pid>/schedstat) and major faults
-// (/proc/<pid>/stat) of the redis-server main thread, once it is known to
-// be the server we probe (collector.ReadProcess's checks: its name, port
-// and start time).
-type procSampler struct {
-	paths collector.Paths
-	off   bool
-	pid   int
-	proc  *procfs.Proc
-
-	fs            procfs.FS
-	have          bool
-	at            int64
-	wait, majflts uint64
-	// children is the CPU time (clock ticks) of the server's fork
-	// children at the last sample, by pid.
-	children map[int]uint64
-}
 
 // starvedShare: a main thread that waited for a CPU for at least
 // 1/starvedShare of a sample's window was starved in it.
@@ -48,6 +28,31 @@ const maxChildren = 4
 // userHZ is the clock tick of /proc/<pid>/stat's CPU times.
 const userHZ = 100
 
+// procSampler reads the run delay (/proc/<pid>/schedstat) and major faults
+// (/proc/<pid>/stat) of the redis-server main thread, once it is known to
+// be the server we probe (collector.ReadProcess's checks: its name, port
+// and start time). The two files are read and parsed here rather than by
+// procfs, whose Stat (fmt.Fscan) and Schedstat (a regexp) cost about
+// 90 µs of CPU a sample (BenchmarkProcSample), ten samples a second while
+// slow requests come.
+type procSampler struct {
+	paths collector.Paths
+	off   bool
+	pid   int
+	dir   string // /proc/<pid>, "" until attached
+	// child says the last INFO saw a fork child running: only then are
+	// the server's children read.
+	child bool
+
+	have          bool
+	at            int64
+	wait, majflts uint64
+	// children is the CPU time (clock ticks) of the server's fork
+	// children at the last sample, by pid.
+	children map[int]uint64
+	buf      [1024]byte
+}
+
 // attach finds the process of info (again when its pid changed).
 func (s *procSampler) attach(info collector.Info) {
 	if s.off {
@@ -57,41 +62,90 @@ func (s *procSampler) attach(info collector.Info) {
 	if id.PID == s.pid {
 		return
 	}
-	s.pid, s.proc, s.have = id.PID, nil, false
+	s.pid, s.dir, s.have = id.PID, "", false
 	if _, err := collector.ReadProcess(s.paths, id); err != nil {
 		return // remote, another namespace, not ours: no redis_cpu or swap
 	}
-	fs, err := procfs.NewFS(s.paths.ProcFS)
+	s.dir = filepath.Join(s.paths.ProcFS, strconv.Itoa(id.PID))
+}
+
+// read reads a small /proc file into the sampler's buffer.
+func (s *procSampler) read(path string) ([]byte, bool) {
+	f, err := os.Open(path)
 	if err != nil {
-		return
+		return nil, false
 	}
-	p, err := fs.Proc(id.PID)
-	if err != nil {
-		return
+	defer f.Close()
+	n, err := f.Read(s.buf[:])
+	if err != nil || n == 0 || n == len(s.buf) {
+		return nil, false
 	}
-	s.fs, s.proc = fs, &p
+	return s.buf[:n], true
+}
+
+// parseSchedstat reads the run delay (ns waiting on a run queue), the
+// second of /proc/<pid>/schedstat's three numbers.
+func parseSchedstat(b []byte) (uint64, bool) {
+	f := bytes.Fields(b)
+	if len(f) < 3 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(f[1]), 10, 64)
+	return v, err == nil
+}
+
+// parseStat reads the major faults and CPU ticks (utime + stime) of
+// /proc/<pid>/stat: fields 12, 14 and 15, counted after the command name,
+// which may hold spaces and parentheses.
+func parseStat(b []byte) (majflt, ticks uint64, ok bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return 0, 0, false
+	}
+	var v [3]uint64
+	for j, k := range []int{12 - 3, 14 - 3, 15 - 3} {
+		n, err := strconv.ParseUint(string(f[k]), 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		v[j] = n
+	}
+	return v[0], v[1] + v[2], true
 }
 
 // sample returns the run delay and major faults since the previous sample,
 // as evidence over the interval between the two.
 func (s *procSampler) sample(now int64) []Evidence {
-	if s.proc == nil {
+	if s.dir == "" {
 		return nil
 	}
-	ss, err1 := s.proc.Schedstat()
-	st, err2 := s.proc.Stat()
-	if err1 != nil || err2 != nil {
-		s.proc, s.have = nil, false // gone; attach finds it again
-		s.pid = 0
+	b, ok := s.read(s.dir + "/schedstat")
+	var wait uint64
+	if ok {
+		wait, ok = parseSchedstat(b)
+	}
+	var majflt uint64
+	if ok {
+		b, ok = s.read(s.dir + "/stat")
+	}
+	if ok {
+		majflt, _, ok = parseStat(b)
+	}
+	if !ok {
+		s.dir, s.have, s.pid = "", false, 0 // gone; attach finds it again
 		return nil
 	}
 	prev, had := *s, s.have
-	s.have, s.at, s.wait, s.majflts = true, now, ss.WaitingNanoseconds, uint64(st.MajFlt)
+	s.have, s.at, s.wait, s.majflts = true, now, wait, majflt
 	if !had || now <= prev.at {
 		return nil
 	}
 	var out []Evidence
-	if d := time.Duration(ss.WaitingNanoseconds - prev.wait); ss.WaitingNanoseconds > prev.wait && d >= minRunDelay {
+	if d := time.Duration(wait - prev.wait); wait > prev.wait && d >= minRunDelay {
 		out = append(out, Evidence{Cause: RedisCPU, From: prev.at, To: now, Dur: d, Spread: true})
 		if d >= time.Duration(now-prev.at)/starvedShare {
 			// The run delay gathers where the server had work, which is
@@ -100,8 +154,6 @@ func (s *procSampler) sample(now int64) []Evidence {
 			// state of the whole window.
 			out = append(out, Evidence{Cause: RedisCPU, From: prev.at, To: now})
 		}
-	}
-	if d := time.Duration(ss.WaitingNanoseconds - prev.wait); ss.WaitingNanoseconds > prev.wait && d >= minRunDelay {
 		// The server's own fork child is a process like any other on the
 		// host's CPUs: what it ran while the server waited (at most the
 		// wait) is the fork's.
@@ -111,7 +163,7 @@ func (s *procSampler) sample(now int64) []Evidence {
 	} else {
 		s.childCPU(0)
 	}
-	if uint64(st.MajFlt) > prev.majflts {
+	if majflt > prev.majflts {
 		out = append(out, Evidence{Cause: Swap, From: prev.at, To: now})
 	}
 	return out
@@ -119,11 +171,16 @@ func (s *procSampler) sample(now int64) []Evidence {
 
 // childCPU is the CPU time the server's children ran since the previous
 // call (a new child's whole time, at most span), from
-// /proc/<pid>/task/<pid>/children and each child's stat.
+// /proc/<pid>/task/<pid>/children and each child's stat; nothing when the
+// last INFO saw no child.
 func (s *procSampler) childCPU(span time.Duration) time.Duration {
+	if !s.child {
+		s.children = nil
+		return 0
+	}
 	pid := strconv.Itoa(s.pid)
-	b, err := os.ReadFile(filepath.Join(s.paths.ProcFS, pid, "task", pid, "children"))
-	if err != nil || len(b) == 0 {
+	b, ok := s.read(filepath.Join(s.dir, "task", pid, "children"))
+	if !ok {
 		s.children = nil
 		return 0
 	}
@@ -137,19 +194,18 @@ func (s *procSampler) childCPU(span time.Duration) time.Duration {
 		if err != nil {
 			continue
 		}
-		p, err := s.fs.Proc(cpid)
-		if err != nil {
+		st, ok := s.read(filepath.Join(s.paths.ProcFS, f, "stat"))
+		if !ok {
 			continue
 		}
-		st, err := p.Stat()
-		if err != nil {
+		_, ticks, ok := parseStat(st)
+		if !ok {
 			continue
 		}
-		ticks := uint64(st.UTime + st.STime)
 		seen[cpid] = ticks
-		d := time.Duration(ticks-s.children[cpid]) * time.Second / userHZ
-		if prev, ok := s.children[cpid]; ok && ticks >= prev || !ok {
-			total += min(d, span)
+		prev, known := s.children[cpid]
+		if !known || ticks >= prev {
+			total += min(time.Duration(ticks-prev)*time.Second/userHZ, span)
 		}
 	}
 	s.children = seen

@@ -8,6 +8,7 @@ import "github.com/redis-prober/redis-prober/collector"
 type procSampler struct {
 	paths collector.Paths
 	off   bool
+	child bool
 }
 
 func (s *procSampler) attach(collector.Info) {}

@@ -128,6 +128,7 @@ func (r *Reader) Tick(ctx context.Context) {
 		r.prev, r.hasPrev = cur, true
 	}
 	r.proc.attach(info)
+	r.proc.child = cur.child
 	n.addEvidence(r.proc.sample(replied)...)
 	if n.Pending() || r.lastSlowID < 0 && !r.slowSeen {
 		r.readLogs(ctx)
@@ -253,7 +254,17 @@ func firstWord(s string) string {
 }
 
 // SampleProc reads /proc of a local redis-server (nothing when there is
-// none, or it is not ours to read).
+// none, or it is not ours to read), while the node has had slow requests
+// lately (procHot): a healthy node's /proc is read by Tick alone, once a
+// second, and a fault's first slow requests are seen at that resolution.
 func (r *Reader) SampleProc(context.Context) {
-	r.cfg.Node.addEvidence(r.proc.sample(r.now().UnixNano())...)
+	now := r.now()
+	if last := r.cfg.Node.LastSlow(); last.IsZero() || now.Sub(last) > procHot {
+		return
+	}
+	r.cfg.Node.addEvidence(r.proc.sample(now.UnixNano())...)
 }
+
+// procHot is how long after a slow request /proc is sampled every
+// ProcInterval.
+const procHot = 30 * time.Second

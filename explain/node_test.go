@@ -5,10 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 type nopRecorder struct{}
@@ -17,7 +19,7 @@ func (nopRecorder) Record(int, prober.Result, time.Duration) {}
 func (nopRecorder) SetUp(bool)                               {}
 func (nopRecorder) RecordLag(time.Duration)                  {}
 func (nopRecorder) RecordClientDelay(time.Duration)          {}
-func (nopRecorder) SetClock(prober.Clock)                    {}
+func (nopRecorder) SetClock(wire.Clock)                      {}
 func (nopRecorder) ClockFallback()                           {}
 
 // clock is a settable clock for a Node.

@@ -4,12 +4,18 @@ package burst
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
+	"golang.org/x/sys/unix"
 )
 
 // TestStampedBurstLatency: a paced burst over TCP is timed by the kernel's
@@ -125,4 +131,97 @@ func TestPacedBurstRedialsKilledConnections(t *testing.T) {
 		t.Fatalf("%d requests answered (%d errors), want at least %d", res.Total.Ops-res.Total.Errors, res.Total.Errors, want)
 	}
 	assertNoTrace(t, srv, plan, user)
+}
+
+// TestBusyClientCPUIsLagNotLatency: the prober's process shares its one
+// CPU with busy loops (a starved sidecar), Redis has its own. The burst's
+// client is late on its slots, and says so (its schedule lag, not kept);
+// Redis's latency, its wire time, stays far below that lag: the client's
+// starvation is not reported as Redis's.
+func TestBusyClientCPUIsLagNotLatency(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs a CPU for Redis apart from the prober's")
+	}
+	srv := redistest.Start(t)
+	plan := testPlan()
+	plan.Clients, plan.Pipeline, plan.Rate, plan.TestTime = 2, 1, 2000, 2*time.Second
+	b := testRunner(t, srv)
+	starveThisProcess(t, srv.PID(), 3, 10*time.Second)
+	res := b.Run(t.Context(), plan)
+	if res.Outcome != OutcomeCompleted {
+		t.Fatalf("%s (%s): %s", res.Outcome, res.Reason, res.Detail)
+	}
+	if res.Stamped < res.Total.Ops*9/10 {
+		t.Skipf("%d of %d requests stamped: this kernel gives too few stamps to tell", res.Stamped, res.Total.Ops)
+	}
+	lag, p99 := res.LagQuantile(0.99), res.Total.Quantile(0.99)
+	t.Logf("lag p99 %v, latency p50 %v p99 %v, kept %v", lag, res.Total.Quantile(0.5), p99, res.KeptSchedule())
+	if res.KeptSchedule() {
+		t.Fatalf("a starved client kept its schedule (lag p99 %v)", lag)
+	}
+	if p99 >= lag/2 {
+		t.Fatalf("latency p99 %v is not far below the client's lag p99 %v: the starvation is charged to Redis", p99, lag)
+	}
+}
+
+// starveThisProcess pins every thread of the test process to one CPU,
+// redis-server (pid) off it, and runs loops busy loops on that CPU for at
+// most d (each under timeout(1), and stopped with the test's process), so
+// the burst's client waits for a CPU and Redis does not. It undoes the
+// pinning at the test's end.
+func starveThisProcess(t *testing.T, pid, loops int, d time.Duration) {
+	t.Helper()
+	var all unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil {
+		t.Fatal(err)
+	}
+	var mine, theirs unix.CPUSet
+	cpu := -1
+	for i := range 1024 {
+		if all.IsSet(i) {
+			if cpu < 0 {
+				cpu = i
+				mine.Set(i)
+			} else {
+				theirs.Set(i)
+			}
+		}
+	}
+	if theirs.Count() == 0 {
+		t.Skip("one CPU allowed: nothing to keep Redis apart on")
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := func(set *unix.CPUSet) {
+		for _, task := range tasks {
+			if tid, err := strconv.Atoi(task.Name()); err == nil {
+				_ = unix.SchedSetaffinity(tid, set) // a thread that exited meanwhile
+			}
+		}
+	}
+	pin(&mine)
+	if err := unix.SchedSetaffinity(pid, &theirs); err != nil {
+		t.Fatalf("pin redis-server: %v", err)
+	}
+	var cmds []*exec.Cmd
+	t.Cleanup(func() {
+		for _, c := range cmds {
+			// timeout(1) passes a TERM on to its busy loop.
+			_ = c.Process.Signal(syscall.SIGTERM)
+			_ = c.Wait()
+		}
+		if tasks, err = os.ReadDir("/proc/self/task"); err == nil {
+			pin(&all)
+		}
+	})
+	for range loops {
+		c := exec.Command("timeout", strconv.Itoa(int(d.Seconds())), "sh", "-c", "while :; do :; done")
+		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+		if err := c.Start(); err != nil {
+			t.Fatalf("busy loop: %v", err)
+		}
+		cmds = append(cmds, c)
+	}
 }

@@ -6,10 +6,11 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
+	"crypto/tls"
 	"errors"
-	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +48,7 @@ type Target struct {
 	// Labels are extra labels from the config file, exported on
 	// redis_prober_target_info.
 	Labels map[string]string
-	// Fingerprint stands for settings identity cannot see, such as the
+	// Fingerprint stands for settings sameTarget cannot see, such as the
 	// content of TLS files: a change of it restarts the target on reload.
 	Fingerprint string
 }
@@ -72,42 +73,66 @@ type SentinelOptions struct {
 	Refresh       time.Duration
 }
 
-// identity is what decides whether a reload changed a target: everything
-// that shapes its probing, with function values and pointers reduced to
-// comparable names.
-func (t Target) identity() string {
-	cmds := make([]string, len(t.Probe.Commands))
-	for i, c := range t.Probe.Commands {
-		cmds[i] = c.Name
+// sameTarget is what decides whether a reload changed a target: the two
+// configs are compared whole (reflect.DeepEqual), so a field added to
+// Target or to anything in it counts without being listed here. Only what
+// cannot or must not be compared is taken out first, each for its reason
+// below; TestSameTargetSeesEveryField fails on a field that does not
+// count and is not on its list of exceptions.
+func sameTarget(a, b Target) bool {
+	if !slices.EqualFunc(a.Probe.Commands, b.Probe.Commands, sameCommand) {
+		return false
 	}
-	p := t.Probe
-	p.Commands, p.Offset = nil, 0
-	var sentinel SentinelOptions
-	var sentinels []string
-	if t.Sentinel != nil {
-		sentinel = *t.Sentinel
-		for _, s := range sentinel.Sentinels {
-			sentinels = append(sentinels, endpointIdentity(s))
-		}
-		sentinel.Sentinels = nil
-	}
-	cluster := t.Cluster
-	var seeds []string
-	for _, s := range cluster.Seeds {
-		seeds = append(seeds, endpointIdentity(s))
-	}
-	cluster.Seeds = nil
-	return fmt.Sprintf("%s|%s|%v|%+v|%v|%v|%v|%s|%v|%+v|%+v|%v|%v|%s|%+v",
-		t.Name, endpointIdentity(t.Endpoint), cmds, p, t.ConnectInterval, t.SeedInterval, t.Objective, t.Node, t.ReadOnly,
-		cluster, sentinel, append(sentinels, seeds...), t.Labels, t.Fingerprint, t.Discovery)
+	return reflect.DeepEqual(forComparison(a), forComparison(b))
 }
 
-// endpointIdentity names every field of an endpoint (its String hides the
-// credentials and the db), the password by its hash only, so a rotated
-// password or a new user restarts the target on reload.
-func endpointIdentity(ep prober.Endpoint) string {
-	return fmt.Sprintf("%s|%s|%s|%x|%d|%v|%v", ep.Network, ep.Addr, ep.Username,
-		sha256.Sum256([]byte(ep.Password)), ep.DB, ep.ReadOnly, ep.TLS != nil)
+// sameCommand compares commands by their name and kind: a command's
+// template is a function (of ParseCommands), which no two parses share.
+func sameCommand(a, b prober.Command) bool { return a.Name == b.Name && a.Write == b.Write }
+
+// forComparison is t without what sameTarget must not compare:
+//   - Probe.Commands: compared by sameCommand;
+//   - Probe.Offset: set by Apply from the target's place in the list, so
+//     a target added before it does not restart it;
+//   - Probe.OnError and Probe.Poller: set per node by runNode, never by
+//     a config;
+//   - every Endpoint's TLS: a *tls.Config holds functions and a pool that
+//     no two loads share; its plain settings count (comparableTLS), the
+//     content of its files counts through Fingerprint.
+func forComparison(t Target) Target {
+	t.Probe.Commands, t.Probe.Offset, t.Probe.OnError, t.Probe.Poller = nil, 0, nil, nil
+	t.Endpoint = comparableEndpoint(t.Endpoint)
+	t.Cluster.Seeds = comparableEndpoints(t.Cluster.Seeds)
+	if t.Sentinel != nil {
+		s := *t.Sentinel
+		s.Sentinels = comparableEndpoints(s.Sentinels)
+		t.Sentinel = &s
+	}
+	return t
+}
+
+func comparableEndpoint(ep prober.Endpoint) prober.Endpoint {
+	if ep.TLS != nil {
+		ep.TLS = comparableTLS(ep.TLS)
+	}
+	return ep
+}
+
+// comparableTLS keeps the settings config.TLS sets from the YAML; its
+// certificates and CA pool are the files Target.Fingerprint hashes.
+func comparableTLS(c *tls.Config) *tls.Config {
+	return &tls.Config{ServerName: c.ServerName, InsecureSkipVerify: c.InsecureSkipVerify, MinVersion: c.MinVersion}
+}
+
+func comparableEndpoints(eps []prober.Endpoint) []prober.Endpoint {
+	if eps == nil {
+		return nil
+	}
+	out := make([]prober.Endpoint, len(eps))
+	for i, ep := range eps {
+		out[i] = comparableEndpoint(ep)
+	}
+	return out
 }
 
 // Config is the whole set of targets and process-wide samplers.
@@ -146,7 +171,6 @@ type Engine struct {
 
 type runningTarget struct {
 	cfg       Target
-	id        string
 	cancel    context.CancelCauseFunc
 	done      chan struct{}
 	discovery *discoveryStats
@@ -204,7 +228,7 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 	for name, rt := range e.running {
 		t, ok := want[name]
 		switch {
-		case ok && t.identity() == rt.id:
+		case ok && sameTarget(t, rt.cfg):
 			continue
 		case parent.Err() != nil:
 			rt.cancel(errStopping)
@@ -238,7 +262,7 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 		// one instant would time each other out on a small host.
 		delay := startSpread(n) * time.Duration(i) / time.Duration(max(n, 1))
 		ctx, cancel := targetContext(parent)
-		rt := &runningTarget{cfg: t, id: t.identity(), cancel: cancel, done: make(chan struct{}), discovery: &discoveryStats{}}
+		rt := &runningTarget{cfg: t, cancel: cancel, done: make(chan struct{}), discovery: &discoveryStats{}}
 		e.running[t.Name] = rt
 		go func() {
 			defer close(rt.done)

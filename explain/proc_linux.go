@@ -40,9 +40,6 @@ type procSampler struct {
 	off   bool
 	pid   int
 	dir   string // /proc/<pid>, "" until attached
-	// child says the last INFO saw a fork child running: only then are
-	// the server's children read.
-	child bool
 
 	have          bool
 	at            int64
@@ -160,8 +157,8 @@ func (s *procSampler) sample(now int64) []Evidence {
 		if c := s.childCPU(time.Duration(now - prev.at)); c > 0 {
 			out = append(out, Evidence{Cause: Fork, From: prev.at, To: now, Dur: min(c, d), Spread: true})
 		}
-	} else {
-		s.childCPU(0)
+	} else if len(s.children) > 0 {
+		s.childCPU(0) // keeps the children's last CPU times
 	}
 	if majflt > prev.majflts {
 		out = append(out, Evidence{Cause: Swap, From: prev.at, To: now})
@@ -171,13 +168,10 @@ func (s *procSampler) sample(now int64) []Evidence {
 
 // childCPU is the CPU time the server's children ran since the previous
 // call (a new child's whole time, at most span), from
-// /proc/<pid>/task/<pid>/children and each child's stat; nothing when the
-// last INFO saw no child.
+// /proc/<pid>/task/<pid>/children and each child's stat. It is read only
+// when the server waited for a CPU (or while a child is known): INFO says
+// a child runs a second late, after the fork's first slow requests.
 func (s *procSampler) childCPU(span time.Duration) time.Duration {
-	if !s.child {
-		s.children = nil
-		return 0
-	}
 	pid := strconv.Itoa(s.pid)
 	b, ok := s.read(filepath.Join(s.dir, "task", pid, "children"))
 	if !ok {

@@ -8,7 +8,6 @@ import "github.com/redis-prober/redis-prober/collector"
 type procSampler struct {
 	paths collector.Paths
 	off   bool
-	child bool
 }
 
 func (s *procSampler) attach(collector.Info) {}

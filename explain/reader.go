@@ -128,7 +128,6 @@ func (r *Reader) Tick(ctx context.Context) {
 		r.prev, r.hasPrev = cur, true
 	}
 	r.proc.attach(info)
-	r.proc.child = cur.child
 	n.addEvidence(r.proc.sample(replied)...)
 	if n.Pending() || r.lastSlowID < 0 && !r.slowSeen {
 		r.readLogs(ctx)

@@ -49,6 +49,8 @@ type loadWorker struct {
 	// arrived, by its kernel stamp, since t0 (rxOK).
 	rxAt time.Duration
 	rxOK bool
+	// sentAt is when the batch's write began, since t0 (-1 before one).
+	sentAt time.Duration
 }
 
 func newLoadWorker(l *burstLoad, ci int, lc *loadClient, conn *burstConn, shard *statShard, seq []int) *loadWorker {
@@ -67,6 +69,7 @@ func newLoadWorker(l *burstLoad, ci int, lc *loadClient, conn *burstConn, shard 
 		intended: make([]time.Duration, plan.Pipeline),
 		idleFrom: -1,
 		vFree:    -1,
+		sentAt:   -1,
 	}
 	if plan.Keys.GetPattern == 'S' && plan.Keys.SetPattern == 'S' {
 		w.writeGen = w.readGen // one walk for both, as memtier's S:S
@@ -263,6 +266,7 @@ func (w *loadWorker) exchange(buf []byte, n int, dialErr error) error {
 	ioErr := dialErr
 	if w.conn != nil {
 		w.conn.w = buf
+		w.sentAt = time.Since(w.l.t0)
 		ioErr = w.conn.flush()
 		if ioErr == nil && w.conn.stamps != nil {
 			if tx, _, ok := w.conn.stamps.LastWrite(); ok {
@@ -338,11 +342,11 @@ func (w *loadWorker) record(s *sample, j int, rn, nils int64, err error) {
 		start = max(start, w.now)
 	}
 	s.lat, s.lag = end-start, max(w.now-w.intended[j], 0)
-	if lat, lag, ok := w.wireTime(j, err); ok {
-		if lat > s.lat {
+	if lat, lag, stamped, ok := w.wireTime(j, err, end); ok {
+		if stamped && lat > s.lat {
 			l.b.stampOverUser.Add(1)
 		}
-		s.lat, s.lag, s.stamped = lat, lag, true
+		s.lat, s.lag, s.stamped = lat, lag, stamped
 	}
 	s.res = requestResult(err)
 	s.hit, s.miss = w.ops[s.op].hitsOf(rn, nils, err)
@@ -368,21 +372,31 @@ func (w *loadWorker) record(s *sample, j int, rn, nils int64, err error) {
 // what Redis took on the wire (its write's departure to the arrival of
 // the read that completed its reply). What the real client took beyond
 // the ideal one's start to send it (a late wake-up, a busy host, a backlog
-// of its own making) is lag, never Redis latency. ok is false without
-// trustworthy stamps.
-func (w *loadWorker) wireTime(j int, err error) (lat, lag time.Duration, ok bool) {
-	if err != nil && !isErrorReply(err) || !w.txOK || !w.rxOK {
-		return 0, 0, false
+// of its own making) is lag, never Redis latency.
+//
+// Without trustworthy stamps (a unix socket, the first replies of a
+// socket before the kernel turned receive stamps on) the replay runs on
+// the prober's clock: from the write's start to the read at end, which
+// then holds this host's delay in reading, but still not the client's
+// lateness in sending (stamped is false). ok is false for a request that
+// got no reply (it is charged from its due time).
+func (w *loadWorker) wireTime(j int, err error, end time.Duration) (lat, lag time.Duration, stamped, ok bool) {
+	if err != nil && !isErrorReply(err) || w.sentAt < 0 {
+		return 0, 0, false, false
 	}
-	wire := w.rxAt - w.tx
+	tx, rx := w.sentAt, end
+	if stamped = w.txOK && w.rxOK && w.rxAt >= w.tx; stamped {
+		tx, rx = w.tx, w.rxAt
+	}
+	wire := rx - tx
 	if wire < 0 {
-		return 0, 0, false // an arrival before the request left: not its stamp
+		return 0, 0, false, false
 	}
 	intended := w.intended[j]
 	start := max(intended, w.batchFree)
-	lag = max(w.tx-start, 0)
+	lag = max(tx-start, 0)
 	w.vEnd = max(w.vEnd, start+wire)
-	return start + wire - intended, lag, true
+	return start + wire - intended, lag, stamped, true
 }
 
 func isErrorReply(err error) bool {

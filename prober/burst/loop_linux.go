@@ -298,6 +298,7 @@ func (p *pacedLoop) send(c *loopConn, n int) {
 		return
 	}
 	c.writeAt = time.Now()
+	w.sentAt = c.writeAt.Sub(p.l.t0)
 	p.write(c)
 }
 

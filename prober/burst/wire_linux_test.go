@@ -47,18 +47,22 @@ func TestStampedBurstLatency(t *testing.T) {
 }
 
 // TestClientStallIsLagNotLatency is the paced burst whose client falls
-// behind (a busy host: here the client stops for 60 ms every 100 batches):
-// the lateness is the burst's schedule lag, the client says it did not
-// keep its schedule, and Redis's latency, its wire time, does not carry
-// it; the governor, with a 20 ms abort threshold, does not abort on it.
-// On the user clock every slot a stall delayed was charged up to 60 ms.
+// behind (a busy host: here the client stops for 100 ms every 100
+// batches, half of its time): the lateness is the burst's schedule lag,
+// the client says it did not keep its schedule, and Redis's latency, its
+// wire time, does not carry it. Charged on the user clock, a third of the
+// requests carried up to 100 ms of it. The check is on the p90, which
+// holds only what a real stall of Redis (or of the loopback's softirq)
+// charges: on a loaded CI host one such stall of 100 ms or more is
+// charged to the requests queued behind it (coordinated omission, as it
+// should be), which moved the p99 of this test now and then. The
+// governor reads the same latency (its abort has tests of its own).
 func TestClientStallIsLagNotLatency(t *testing.T) {
-	const stall = 60 * time.Millisecond
+	const stall = 100 * time.Millisecond
 	srv := redistest.Start(t)
 	plan := testPlan()
 	plan.Clients, plan.Pipeline, plan.Rate, plan.TestTime = 1, 1, 1000, 2*time.Second
 	b := testRunner(t, srv)
-	b.Guards.AbortP99 = 20 * time.Millisecond
 	var batches atomic.Int64
 	b.stall = func() {
 		if batches.Add(1)%100 == 50 {
@@ -72,14 +76,12 @@ func TestClientStallIsLagNotLatency(t *testing.T) {
 	if res.Stamped < res.Total.Ops*9/10 {
 		t.Skipf("%d of %d requests stamped: this kernel gives too few stamps to tell", res.Stamped, res.Total.Ops)
 	}
-	lag, p99 := res.LagQuantile(0.99), res.Total.Quantile(0.99)
+	lag, p90 := res.LagQuantile(0.99), res.Total.Quantile(0.9)
 	if lag < stall/2 || res.KeptSchedule() {
 		t.Fatalf("schedule lag p99 %v (kept schedule %v): the stalls of %v are not in it", lag, res.KeptSchedule(), stall)
 	}
-	// A stall puts dozens of slots behind (a tenth of all requests, lag up
-	// to 60 ms); the wire time of Redis's replies is far below that.
-	if p99 >= stall/2 {
-		t.Fatalf("latency p99 %v carries the client's stalls (lag p99 %v)", p99, lag)
+	if p90 >= stall/10 {
+		t.Fatalf("latency p90 %v carries the client's stalls (lag p99 %v)", p90, lag)
 	}
 }
 
@@ -159,13 +161,17 @@ func TestBusyClientCPUIsLagNotLatency(t *testing.T) {
 	if res.KeptSchedule() {
 		t.Fatalf("a starved client kept its schedule (lag p99 %v)", lag)
 	}
-	if p99 >= lag/2 {
-		t.Fatalf("latency p99 %v is not far below the client's lag p99 %v: the starvation is charged to Redis", p99, lag)
+	// The median, not the tail: starved, the loopback's own softirq on
+	// this CPU can hold a request for tens of milliseconds, real wire
+	// time charged to the requests behind it too (coordinated omission).
+	if p50 := res.Total.Quantile(0.5); p50 >= lag/4 {
+		t.Fatalf("latency p50 %v (p99 %v) is not far below the client's lag p99 %v: the starvation is charged to Redis", p50, p99, lag)
 	}
 }
 
-// starveThisProcess pins every thread of the test process to one CPU,
-// redis-server (pid) off it, and runs loops busy loops on that CPU for at
+// starveThisProcess pins every thread of the test process to one CPU at
+// nice 10, redis-server (pid) off it, and runs loops busy loops (nice 5)
+// on that CPU for at
 // most d (each under timeout(1), and stopped with the test's process), so
 // the burst's client waits for a CPU and Redis does not. It undoes the
 // pinning at the test's end.
@@ -194,14 +200,19 @@ func starveThisProcess(t *testing.T, pid, loops int, d time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin := func(set *unix.CPUSet) {
+	// The threads run at nice 10 and the busy loops at 5, both below the
+	// kernel's softirq thread (0): starved alike, the loopback's own
+	// packet processing on this CPU held requests for up to a second,
+	// which is wire time (and was charged as such), not what this tests.
+	pin := func(set *unix.CPUSet, nice int) {
 		for _, task := range tasks {
 			if tid, err := strconv.Atoi(task.Name()); err == nil {
 				_ = unix.SchedSetaffinity(tid, set) // a thread that exited meanwhile
+				_ = unix.Setpriority(unix.PRIO_PROCESS, tid, nice)
 			}
 		}
 	}
-	pin(&mine)
+	pin(&mine, 10)
 	if err := unix.SchedSetaffinity(pid, &theirs); err != nil {
 		t.Fatalf("pin redis-server: %v", err)
 	}
@@ -213,11 +224,11 @@ func starveThisProcess(t *testing.T, pid, loops int, d time.Duration) {
 			_ = c.Wait()
 		}
 		if tasks, err = os.ReadDir("/proc/self/task"); err == nil {
-			pin(&all)
+			pin(&all, 0) // back to 0 needs root; elsewhere the test's end is at 10
 		}
 	})
 	for range loops {
-		c := exec.Command("timeout", strconv.Itoa(int(d.Seconds())), "sh", "-c", "while :; do :; done")
+		c := exec.Command("timeout", strconv.Itoa(int(d.Seconds())), "nice", "-n", "5", "sh", "-c", "while :; do :; done")
 		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 		if err := c.Start(); err != nil {
 			t.Fatalf("busy loop: %v", err)

@@ -65,7 +65,7 @@ func startHarness(t *testing.T, srv *redistest.Server, threshold time.Duration, 
 			}
 		}
 	}()
-	wait := prober.NewProbe(cfg, prober.Endpoint{Network: "tcp", Addr: srv.Addr()}, h.node.Tap(nopRecorder{}),
+	wait := prober.NewProbe(cfg, prober.Endpoint{Network: "tcp", Addr: srv.Addr()}, h.node.Tap(prober.NopRecorder{}),
 		prober.NewFaultLog(log)).Start(ctx)
 	t.Cleanup(func() {
 		cancel()
@@ -302,7 +302,10 @@ func TestFaultRedisCPU(t *testing.T) {
 	srv := redistest.Start(t)
 	h := startHarness(t, srv, 2*time.Millisecond, 200)
 	excess, raw := h.during(t, 2*time.Second, func() {
-		stop := starve(t, srv.PID(), 3, 3*time.Second)
+		// Long enough that the first second, before /proc is sampled
+		// every 100 ms (it is once a second until a slow request), is a
+		// small part of it.
+		stop := starve(t, srv.PID(), 3, 6*time.Second)
 		stop()
 	})
 	assertShareOf(t, excess, raw, RedisCPU, 10, 0.5)

@@ -5,6 +5,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/explain"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/wire"
 )
@@ -56,9 +58,13 @@ type TargetReport struct {
 	Clock string `json:"clock,omitempty"`
 	// ClientDelay is how long replies sat in this host's kernel before
 	// the prober read them: this host's own delay, not in Ping.
-	ClientDelay *LatencyStat   `json:"client_delay,omitempty"`
-	Checks      []CheckReport  `json:"checks"`
-	Events      []LatencyEvent `json:"latency_events,omitempty"`
+	ClientDelay *LatencyStat `json:"client_delay,omitempty"`
+	// Slow are the PINGs of the measurement at or above SlowThreshold,
+	// by their cause (docs/explain.md); nil without a measurement.
+	Slow          []SlowCause    `json:"slow_requests,omitempty"`
+	SlowThreshold float64        `json:"slow_threshold_seconds,omitempty"`
+	Checks        []CheckReport  `json:"checks"`
+	Events        []LatencyEvent `json:"latency_events,omitempty"`
 }
 
 // CheckReport is one check as the report shows it, with why it matters
@@ -88,6 +94,12 @@ type LatencyStat struct {
 	MaxSeconds float64 `json:"max_seconds"`
 }
 
+// SlowCause is one cause of the measurement's slow requests.
+type SlowCause struct {
+	Cause string `json:"cause"`
+	Count uint64 `json:"count"`
+}
+
 // IntrinsicStat is the host's worst scheduling gap over the measurement.
 type IntrinsicStat struct {
 	Windows    int     `json:"windows"`
@@ -112,7 +124,7 @@ func Run(ctx context.Context, cfg Config) *Report {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				measure(mctx, ep, meas[i], cfg.Log)
+				measure(ctx, mctx, ep, meas[i], cfg)
 			}()
 		}
 		wg.Wait()
@@ -126,6 +138,16 @@ func Run(ctx context.Context, cfg Config) *Report {
 		if m := meas[i]; m != nil {
 			t := &rep.Targets[i]
 			t.Ping, t.Connect, t.ClientDelay, t.Clock = m.stats()
+			if m.slow != nil {
+				t.SlowThreshold = m.slow.Threshold().Seconds()
+				counts := m.slow.Counts()
+				for _, c := range explain.Causes() {
+					if counts[c] > 0 {
+						t.Slow = append(t.Slow, SlowCause{Cause: c.String(), Count: counts[c]})
+					}
+				}
+				slices.SortStableFunc(t.Slow, func(a, b SlowCause) int { return cmp.Compare(b.Count, a.Count) })
+			}
 		}
 	}
 	rep.Host = hostChecks(cfg, intr, rep.Targets)
@@ -149,8 +171,11 @@ func Run(ctx context.Context, cfg Config) *Report {
 }
 
 // measure probes PING at 100/s on one connection and a fresh connection
-// every 200 ms until ctx is done, with the prober's own probe code.
-func measure(ctx context.Context, ep prober.Endpoint, rec *sampleRecorder, log *slog.Logger) {
+// every 200 ms until mctx is done, with the prober's own probe code, and
+// attributes its slow PINGs to their causes as run does (package explain,
+// at the default objective). The sources are read once more after the
+// window (within ctx), so the last slow requests are decided too.
+func measure(ctx, mctx context.Context, ep prober.Endpoint, rec *sampleRecorder, dcfg Config) {
 	cmds, err := prober.ParseCommands("ping")
 	if err != nil {
 		return
@@ -159,15 +184,52 @@ func measure(ctx context.Context, ep prober.Endpoint, rec *sampleRecorder, log *
 		Rate: 100, Timeout: Timeout, Commands: cmds, Connections: 1, DataSize: 1, KeyTTL: time.Minute,
 		Namespace: prober.Namespace{Prefix: "redis-prober:", Tag: "doctor"},
 	}
-	faults := prober.NewFaultLog(log)
+	faults := prober.NewFaultLog(dcfg.Log)
+	slow := explain.NewNode(explain.Config{})
+	client := ep.NewClient(Timeout, 1)
+	defer client.Close()
+	reader := explain.NewReader(explain.ReaderConfig{Node: slow, Client: client, Log: dcfg.Log, Paths: dcfg.Paths})
+	rec.slow = slow
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		prober.NewConnectProbe(ep, Timeout, rec, faults).Run(ctx, 200*time.Millisecond)
+		prober.NewConnectProbe(ep, Timeout, rec, faults).Run(mctx, 200*time.Millisecond)
 	}()
-	prober.NewProbe(cfg, ep, rec, faults).Run(ctx)
+	go func() {
+		defer wg.Done()
+		readSources(mctx, reader)
+	}()
+	prober.NewProbe(cfg, ep, slow.Tap(rec), faults).Run(mctx)
 	wg.Wait()
+	// The window's last slow requests: their sources are read past them.
+	for i := 0; i < 3 && slow.Pending() && ctx.Err() == nil; i++ {
+		tctx, cancel := context.WithTimeout(ctx, Timeout)
+		reader.Tick(tctx)
+		cancel()
+		if slow.Pending() {
+			time.Sleep(explain.TickInterval / 2)
+		}
+	}
+}
+
+// readSources runs the reader as a node's housekeeping would, until ctx is
+// done.
+func readSources(ctx context.Context, r *explain.Reader) {
+	tick := time.NewTicker(explain.ProcInterval)
+	defer tick.Stop()
+	every := int(explain.TickInterval / explain.ProcInterval)
+	for i := 0; ctx.Err() == nil; i++ {
+		if i%every == 0 {
+			r.Tick(ctx)
+		} else {
+			r.SampleProc(ctx)
+		}
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		}
+	}
 }
 
 // checkTarget reads the target once through the same collector code the
@@ -250,6 +312,7 @@ func errorText(err error) string {
 // sampleRecorder keeps every sample of the short live measurement, so the
 // percentiles are exact.
 type sampleRecorder struct {
+	slow                    *explain.Node // the measurement's slow requests by cause
 	mu                      sync.Mutex
 	ping, connect, delay    []time.Duration
 	pingErrors, connectErrs int

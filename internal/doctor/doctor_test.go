@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -55,5 +56,60 @@ func TestDoctorHealthyRedisMeasuresNoErrors(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "probe failing") {
 		t.Errorf("a healthy Redis logged as failing:\n%s", logs.String())
+	}
+}
+
+// The doctor attributes the slow PINGs of its window as run does: a DEBUG
+// SLEEP from another client, once the doctor has read the slow log's
+// last id, is slow_command, in the report and its text.
+func TestDoctorAttributesSlowRequests(t *testing.T) {
+	srv := redistest.Start(t, "enable-debug-command yes")
+	other := srv.Client()
+	done := make(chan error, 1)
+	go func() {
+		// The doctor's first read of the slow log (its last id) comes
+		// before the sleep, or the sleep would be history.
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			stats, err := other.Info(t.Context(), "commandstats").Result()
+			if err != nil {
+				done <- err
+				return
+			}
+			if strings.Contains(stats, "cmdstat_slowlog|get:calls=") {
+				break
+			}
+			if time.Now().After(deadline) {
+				done <- errors.New("the doctor never read the slow log")
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		done <- other.Do(t.Context(), "debug", "sleep", "0.3").Err()
+	}()
+	rep := Run(t.Context(), Config{
+		Names:     []string{"sleepy"},
+		Endpoints: []prober.Endpoint{{Network: "tcp", Addr: srv.Addr()}},
+		Paths:     collector.DefaultPaths(),
+		Duration:  2 * time.Second,
+		Log:       slog.New(slog.DiscardHandler),
+	})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	tr := rep.Targets[0]
+	if tr.SlowThreshold != 0.005 {
+		t.Errorf("slow threshold %v, want the default objective", tr.SlowThreshold)
+	}
+	// 0.3 s at 100 PINGs a second: about 30 waited. A busy test host
+	// adds slow PINGs of its own (redis_cpu, unexplained): the sleep's
+	// are the most.
+	if len(tr.Slow) == 0 || tr.Slow[0].Cause != "slow_command" || tr.Slow[0].Count < 15 {
+		t.Errorf("slow PINGs by cause %+v: want slow_command first, with most of some 30", tr.Slow)
+	}
+	var text strings.Builder
+	rep.WriteText(&text, false)
+	if !strings.Contains(text.String(), "slow PINGs (at or above 5.000 ms): slow_command ") {
+		t.Errorf("the text lacks the slow PINGs' causes:\n%s", text.String())
 	}
 }

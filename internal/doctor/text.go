@@ -40,6 +40,9 @@ func (r *Report) WriteText(w io.Writer, colour bool) {
 		if t.Connect != nil {
 			p.line("  measured: %s", t.Connect.describe("connect (dial+AUTH+PING)"))
 		}
+		if t.Ping != nil && t.SlowThreshold > 0 {
+			p.line("  slow PINGs (at or above %s): %s", fmtSeconds(t.SlowThreshold), slowCauses(t.Slow))
+		}
 		p.hostDelay(t)
 		if !t.ProcessVisible {
 			p.line("  note: the redis-server process is not visible here (%s)", q(t.ProcessError))
@@ -176,4 +179,17 @@ func (s *LatencyStat) describe(what string) string {
 
 func fmtSeconds(s float64) string {
 	return fmt.Sprintf("%.3f ms", s*1e3)
+}
+
+// slowCauses says how many slow requests each cause explains, most first
+// (docs/explain.md).
+func slowCauses(causes []SlowCause) string {
+	if len(causes) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(causes))
+	for i, c := range causes {
+		parts[i] = fmt.Sprintf("%s %d", c.Cause, c.Count)
+	}
+	return strings.Join(parts, ", ") + " (causes: docs/explain.md)"
 }

@@ -44,7 +44,7 @@ func BenchmarkProcSample(b *testing.B) {
 // BenchmarkObserve is the probe's hot path: a fast request and a slow one.
 func BenchmarkObserve(b *testing.B) {
 	n := NewNode(Config{Threshold: time.Millisecond})
-	rec := n.Tap(nopRecorder{})
+	rec := n.Tap(prober.NopRecorder{})
 	b.ReportAllocs()
 	for i := range b.N {
 		rec.RecordClientDelay(10 * time.Microsecond)

@@ -10,17 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/redis-prober/redis-prober/prober"
-	"github.com/redis-prober/redis-prober/wire"
 )
-
-type nopRecorder struct{}
-
-func (nopRecorder) Record(int, prober.Result, time.Duration) {}
-func (nopRecorder) SetUp(bool)                               {}
-func (nopRecorder) RecordLag(time.Duration)                  {}
-func (nopRecorder) RecordClientDelay(time.Duration)          {}
-func (nopRecorder) SetClock(wire.Clock)                      {}
-func (nopRecorder) ClockFallback()                           {}
 
 // clock is a settable clock for a Node.
 type clock struct {
@@ -47,7 +37,7 @@ func newTestNode(cfg Config) (*Node, *clock) {
 // the prober's clock. Fast requests and error replies wait for nothing.
 func TestTapTimesRequests(t *testing.T) {
 	n, c := newTestNode(Config{Threshold: 10 * time.Millisecond})
-	rec := n.Tap(nopRecorder{})
+	rec := n.Tap(prober.NopRecorder{})
 	rec.Record(0, prober.ResultOK, 2*time.Millisecond)
 	rec.Record(0, prober.ResultError, time.Second)
 	if n.Pending() {
@@ -76,7 +66,7 @@ func TestTapTimesRequests(t *testing.T) {
 // the timeline and the unexplained share follow.
 func TestSettle(t *testing.T) {
 	n, c := newTestNode(Config{Threshold: 10 * time.Millisecond})
-	rec := n.Tap(nopRecorder{})
+	rec := n.Tap(prober.NopRecorder{})
 	t0 := c.now().UnixNano()
 	rec.RecordClientDelay(0)
 	rec.Record(0, prober.ResultOK, 50*time.Millisecond) // ends at t0

@@ -403,3 +403,14 @@ func isAuthRefusal(msg string) bool {
 	}
 	return false
 }
+
+// NopRecorder discards every sample: the base of a recorder that keeps
+// only some of them (a tap), or a probe whose figures nobody reads.
+type NopRecorder struct{}
+
+func (NopRecorder) Record(int, Result, time.Duration) {}
+func (NopRecorder) SetUp(bool)                        {}
+func (NopRecorder) RecordLag(time.Duration)           {}
+func (NopRecorder) RecordClientDelay(time.Duration)   {}
+func (NopRecorder) SetClock(wire.Clock)               {}
+func (NopRecorder) ClockFallback()                    {}

@@ -9,17 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/redis-prober/redis-prober/prober"
-	"github.com/redis-prober/redis-prober/wire"
 )
-
-type nopRecorder struct{}
-
-func (nopRecorder) Record(int, prober.Result, time.Duration) {}
-func (nopRecorder) SetUp(bool)                               {}
-func (nopRecorder) RecordLag(time.Duration)                  {}
-func (nopRecorder) RecordClientDelay(time.Duration)          {}
-func (nopRecorder) SetClock(wire.Clock)                      {}
-func (nopRecorder) ClockFallback()                           {}
 
 func near(got, want time.Duration) bool {
 	return float64(got) >= 0.9*float64(want) && float64(got) <= 1.1*float64(want)
@@ -28,7 +18,7 @@ func near(got, want time.Duration) bool {
 func TestRecentQuantilesAndSlidingWindows(t *testing.T) {
 	start := time.Unix(1_700_000_000, 0)
 	r := NewRecent([]string{"ping", "get"}, start)
-	rec := r.Tap(nopRecorder{})
+	rec := r.Tap(prober.NopRecorder{})
 	// Minute 0: ping at 100µs; 2% of them at 10ms.
 	for i := range 1000 {
 		d := 100 * time.Microsecond
@@ -119,7 +109,7 @@ func TestRecentErrorsDistinctBoundedAndClipped(t *testing.T) {
 
 func TestRecentHotPathDoesNotAllocate(t *testing.T) {
 	r := NewRecent([]string{"ping", "get", "set"}, time.Now())
-	rec := r.Tap(nopRecorder{})
+	rec := r.Tap(prober.NopRecorder{})
 	allocs := testing.AllocsPerRun(1000, func() {
 		rec.Record(1, prober.ResultOK, 150*time.Microsecond)
 		rec.SetUp(true)

@@ -101,7 +101,7 @@ func (d Decision) OK() bool { return d.Outcome == "" }
 type ServerState struct {
 	Role         string
 	Loading      bool
-	Fork         string // "rdb", "aof", "module" or ""
+	Fork         string // "rdb", "aof", "module", "slot migration" or ""
 	UsedMemory   int64
 	MaxMemory    int64
 	SystemMemory int64
@@ -133,6 +133,8 @@ func parseServerState(info map[string]string) ServerState {
 		s.Fork = "aof"
 	case info["module_fork_in_progress"] == "1":
 		s.Fork = "module"
+	case info["slot_migration_fork_in_progress"] == "1": // Valkey 9's atomic slot migration
+		s.Fork = "slot migration"
 	}
 	return s
 }

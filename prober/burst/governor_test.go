@@ -37,6 +37,10 @@ func TestParseServerStateFromInfo(t *testing.T) {
 	if s := parseServerState(parse(fork)); s.Fork != "aof" {
 		t.Fatalf("aof rewrite not seen: %+v", s)
 	}
+	// Valkey 9 forks to migrate slots; the field is absent elsewhere.
+	if s := parseServerState(parse(string(b) + "slot_migration_fork_in_progress:1\r\n")); s.Fork != "slot migration" {
+		t.Fatalf("Valkey 9's slot migration fork not seen: %+v", s)
+	}
 }
 
 func TestGuardsDecide(t *testing.T) {

@@ -32,3 +32,26 @@ func BenchmarkBurstGet(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBurstPaced is the step search's shape near its top (50
+// connections, pipeline 1, GETs) paced at 50,000 ops/s for 3 s a run: the
+// event loop's cost per request where it can become client-bound
+// (-cpuprofile shows where it goes).
+func BenchmarkBurstPaced(b *testing.B) {
+	srv := redistest.Start(b)
+	for range b.N {
+		plan := Plan{Name: "bench", Clients: 50, Pipeline: 1, Rate: 50000, Mix: []MixEntry{{Op: "get", Weight: 1}},
+			Keys: KeySpec{SetPattern: 'R', GetPattern: 'R', Max: 999999}, DataSize: 128,
+			TestTime: 3 * time.Second, MaxBytes: 1 << 20,
+			Timeout: 5 * time.Second, KeyTTL: time.Hour, Namespace: prober.Namespace{Prefix: "redis-prober:", Tag: "bench"}}
+		br := &Runner{Endpoint: prober.Endpoint{Network: "tcp", Addr: srv.Addr()}, Control: srv.Client(),
+			Guards: Guards{Window: time.Second, CheckInterval: time.Second, ErrorBudget: 1}}
+		res := br.Run(b.Context(), plan)
+		if res.Outcome != OutcomeCompleted {
+			b.Fatalf("%s (%s: %s)", res.Outcome, res.Reason, res.Detail)
+		}
+		b.ReportMetric(res.OpsPerSec(), "ops/s")
+		b.ReportMetric(float64(res.LagQuantile(0.99).Microseconds()), "lag-p99-µs")
+		b.ReportMetric(res.ClientCPU, "cpu-cores")
+	}
+}

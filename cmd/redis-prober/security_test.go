@@ -29,9 +29,10 @@ import (
 // connections.
 const burstACL = probeACL + " +client|setname"
 
-// collectorACL adds what the Redis-side collectors and change detection
-// read: INFO (already in probeACL), LATENCY LATEST / HISTOGRAM and CONFIG GET.
-const collectorACL = burstACL + " +latency|latest +latency|histogram +config|get"
+// collectorACL adds what the Redis-side collectors, change detection and
+// slow-request attribution read: INFO (already in probeACL), LATENCY LATEST
+// / HISTOGRAM / HISTORY, CONFIG GET and SLOWLOG GET.
+const collectorACL = burstACL + " +latency|latest +latency|histogram +config|get +latency|history +slowlog|get"
 
 // startProberHTTPS runs the binary behind --web.config.file and waits until
 // client gets 200 from /-/ready over HTTPS with basic auth.

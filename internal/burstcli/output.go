@@ -27,7 +27,7 @@ func writeStepTable(w io.Writer, sr *burst.StepResult) {
 			msOf(r.LagQuantile(0.99)), errs, report.StepVerdict(s.Passed, s.Why, s.Confirm, s.Knee))
 	}
 	switch {
-	case sr.Stop == "client-bound":
+	case sr.ClientBound > 0:
 		fmt.Fprintf(w, "\nClient-bound at %.0f ops/s: this client could not drive that rate (it sent late and fell short while Redis met the objective); "+
 			"Redis took at least %.0f ops/s within the objective, its knee is above. Use more --clients, a pipeline, or a bigger host.\n",
 			sr.ClientBound, sr.Capacity)

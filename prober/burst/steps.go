@@ -105,8 +105,10 @@ type StepResult struct {
 	// knee is found), client-bound, max-rate, max-steps, time, bytes, or the
 	// governor's reason.
 	Stop string
-	// ClientBound is the rate the client could not drive, when it could
-	// not (Stop is client-bound): the search says nothing of Redis above it.
+	// ClientBound is the lowest rate the client could not drive, when
+	// that was the lowest miss the search bisected below (Stop is then
+	// client-bound, unless its own bound stopped it first): the search
+	// says nothing of Redis above it.
 	ClientBound float64
 	// LowerBound is set when the last step still met the objective: the
 	// search stopped at its own ceiling (Stop is max-rate, max-steps, time
@@ -204,9 +206,7 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 			}
 		}
 		switch row.Why {
-		case "", "objective", "errors", "saturated", ReasonP99:
-		case "client-bound":
-			out.Stop, out.ClientBound = row.Why, rate
+		case "", "objective", "errors", "saturated", ReasonP99, "client-bound":
 		default: // an abort or a failure: the search cannot go on
 			out.Stop = row.Why
 		}
@@ -215,6 +215,10 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 		}
 		rate, out.Stop = search.next(rate, row.Passed, row.Why)
 	}
+	// A rate this client could not drive (confirmed) is the top of the
+	// bisection like a miss, but says nothing of Redis: when it is the
+	// lowest miss, the capacity found is what this client could drive.
+	out.ClientBound = search.clientBound
 	if out.Stop == "" {
 		out.Stop = bound
 	}
@@ -274,6 +278,9 @@ type kneeSearch struct {
 	pass, miss float64 // highest passing rate, lowest confirmed miss (0: none yet)
 	missWhy    string
 	confirming bool // the next step runs a missed rate again
+	// clientBound is the lowest confirmed rate this client could not
+	// drive (0: none), while it is the lowest miss.
+	clientBound float64
 }
 
 func newKneeSearch(sp StepPlan) *kneeSearch { return &kneeSearch{sp: sp} }
@@ -294,6 +301,10 @@ func (k *kneeSearch) next(rate float64, passed bool, why string) (float64, strin
 		k.confirming = false
 		if k.miss == 0 || rate < k.miss {
 			k.miss, k.missWhy = rate, why
+			k.clientBound = 0
+			if why == "client-bound" {
+				k.clientBound = rate
+			}
 		}
 	}
 	if k.miss == 0 { // still ramping

@@ -103,20 +103,35 @@ func TestStepLoadFindsCapacity(t *testing.T) {
 }
 
 // A step one connection cannot drive (the second asks it for 40,000 ops/s
-// of round trips) ends the search as client-bound, the rate named: at
-// that rate this client, not Redis, was the limit (Redis's wire time, the
-// latency, stayed low while the sends fell behind), so nothing is said of
-// Redis above it, and the capacity is a lower bound.
+// of round trips) is client-bound, the rate named: at that rate this
+// client, not Redis, was the limit (Redis's wire time, the latency,
+// stayed low while the sends fell behind). Confirmed, it is the top of
+// the bisection like a miss, so the search still finds what this client
+// can drive below it; while a client-bound rate is the lowest miss,
+// nothing is said of Redis above it, and the capacity is a lower bound.
 func TestStepLoadClientBound(t *testing.T) {
 	srv := redistest.Start(t)
 	plan := burst.NewTestPlan()
 	plan.Clients, plan.Pipeline = 1, 1
 	sp := burst.NewTestStepPlan()
-	sp.Factor = 100
+	sp.Factor, sp.Precision, sp.MaxSteps = 100, 1, 6
 	res := burst.NewTestRunner(t, srv).RunSteps(t.Context(), plan, sp)
-	if res.Stop != "client-bound" || res.ClientBound != 40000 || !res.LowerBound || res.Rate != 400 || len(res.Steps) != 2 {
-		t.Fatalf("stop %q (client-bound at %.0f) after %d steps, capacity %.0f at %.0f, lower bound %v",
-			res.Stop, res.ClientBound, len(res.Steps), res.Capacity, res.Rate, res.LowerBound)
+	for i, row := range res.Steps {
+		t.Logf("step %d: %.0f ops/s, achieved %.0f, %q", i, row.Rate, row.Achieved, row.Why)
+	}
+	if len(res.Steps) < 4 || res.Steps[1].Why != "client-bound" || res.Steps[2].Rate != 40000 || !res.Steps[2].Confirm {
+		t.Fatalf("the 40,000 ops/s step was not client-bound and confirmed")
+	}
+	// Below it the search bisected (√(400·40000) = 4000 next) and found
+	// more than the first rate.
+	if res.Steps[3].Rate != 4000 || res.Rate <= 400 {
+		t.Fatalf("no bisection below the client-bound rate: step 4 at %.0f, capacity at %.0f", res.Steps[3].Rate, res.Rate)
+	}
+	if res.ClientBound != 0 && (res.ClientBound <= res.Rate || !res.LowerBound) {
+		t.Fatalf("client-bound at %.0f with the capacity at %.0f, lower bound %v", res.ClientBound, res.Rate, res.LowerBound)
+	}
+	if res.Stop == "client-bound" && res.ClientBound == 0 {
+		t.Fatal("stopped client-bound without the rate")
 	}
 	last := res.Steps[1].Result
 	if last.Total.Quantile(0.99) >= last.LagQuantile(0.99) || last.KeptSchedule() {
@@ -130,7 +145,7 @@ func TestStepLoadClientBound(t *testing.T) {
 	if !strings.Contains(md.String(), "client-bound") || !strings.Contains(md.String(), "At least") || !strings.Contains(md.String(), "← knee") {
 		t.Fatalf("markdown:\n%s", md.String())
 	}
-	if rep.Capacity.ClientBound != 40000 {
+	if rep.Capacity.ClientBound != res.ClientBound {
 		t.Fatalf("JSON capacity: %+v", rep.Capacity)
 	}
 }

@@ -153,8 +153,8 @@ type CapacityReport struct {
 	// stopped at its own ceiling (Stop) and the server can take at least
 	// OpsPerSec; its limit was not found.
 	LowerBound bool `json:"capacity_is_lower_bound"`
-	// ClientBound is the rate this client could not drive (Stop is
-	// client-bound): nothing is said of Redis above it.
+	// ClientBound is the lowest rate this client could not drive, when it
+	// was the lowest miss of the search: nothing is said of Redis above it.
 	ClientBound float64 `json:"client_bound_rate,omitempty"`
 }
 

@@ -85,13 +85,20 @@ func staggerOffset(key string, interval time.Duration) time.Duration {
 	return time.Duration(h.Sum64() % uint64(interval))
 }
 
-// RunTarget runs the bursts of one node until ctx is done. Bursts on one
-// node run one after the other, never overlapping; a burst in progress when
-// ctx ends is aborted and its keys deleted before RunTarget returns.
-func (b *Bursts) RunTarget(ctx context.Context, t Target, control *redis.Client) {
+// Attach runs the node's bursts on a goroutine of their own (a burst lasts
+// seconds: on the housekeeping loop it would hold the node's other tasks
+// up).
+func (b *Bursts) Attach(n Node) NodeHooks {
 	if b.cfg.Interval <= 0 {
-		return
+		return NodeHooks{}
 	}
+	return NodeHooks{Run: func(ctx context.Context) { b.run(ctx, n.Target, n.Control) }}
+}
+
+// run runs the bursts of one node until ctx is done. Bursts on one node
+// run one after the other, never overlapping; a burst in progress when ctx
+// ends is aborted and its keys deleted before run returns.
+func (b *Bursts) run(ctx context.Context, t Target, control *redis.Client) {
 	log := t.logger(b.log, "service", "bursts")
 	if t.ReadOnly && !b.cfg.Guards.AllowReplica {
 		log.Debug("no bursts on a replica node")

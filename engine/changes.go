@@ -58,14 +58,7 @@ type Changes struct {
 var (
 	_ Service              = (*Changes)(nil)
 	_ prometheus.Collector = (*Changes)(nil)
-	_ sampleTapper         = (*Changes)(nil)
 )
-
-// sampleTapper is a service that wants every probe sample of a node; the
-// engine hands it the probe's samples through history.TapRecorder.
-type sampleTapper interface {
-	probeSamples(t Target, commands []string) history.SampleSink
-}
 
 // nodeWatch is the exported state of one node; the fields after window are
 // guarded by Changes.mu.
@@ -73,7 +66,6 @@ type nodeWatch struct {
 	target, node  string
 	window        *history.ChangeWindow
 	version, role string
-	running       bool
 	// lastKinds are the kinds of the last change round (Redis and host),
 	// at lastAt: what the status page shows beside the window.
 	lastKinds []string
@@ -133,31 +125,13 @@ func nodeKey(t Target) string { return nameKey(t.Name, t.Node) }
 
 func nameKey(target, node string) string { return target + "|" + node }
 
-// probeSamples creates the node's latency window before its probe starts.
-func (c *Changes) probeSamples(t Target, commands []string) history.SampleSink {
+// attach creates the node's watch, its latency window over commands, and
+// joins the target's host view.
+func (c *Changes) attach(t Target, commands []string) (*nodeWatch, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	nw := newNodeWatch(t, commands, c.cfg.Window)
 	c.nodes[nodeKey(t)] = nw
-	return nw.window
-}
-
-// attach finds (or, when the engine did not tap the probe, creates) the
-// node's watch and joins the target's host view.
-func (c *Changes) attach(t Target) (*nodeWatch, uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	key := nodeKey(t)
-	nw := c.nodes[key]
-	if nw == nil || nw.running {
-		names := make([]string, len(t.Probe.Commands))
-		for i, cmd := range t.Probe.Commands {
-			names[i] = cmd.Name
-		}
-		nw = newNodeWatch(t, names, c.cfg.Window)
-		c.nodes[key] = nw
-	}
-	nw.running = true
 	th := c.targets[t.Name]
 	if th == nil {
 		th = &targetHost{}
@@ -178,15 +152,6 @@ func (c *Changes) detach(t Target, nw *nodeWatch) {
 			delete(c.targets, t.Name)
 		}
 	}
-}
-
-// RunTarget watches one node until ctx is done; its series go with it.
-// The engine runs the same work as NodeTasks, on the node's housekeeping
-// loop.
-func (c *Changes) RunTarget(ctx context.Context, t Target, control *redis.Client) {
-	tasks, done := c.NodeTasks(t, control)
-	defer done()
-	RunTasks(ctx, tasks)
 }
 
 // nodeWatcher is the loop state of one node.
@@ -308,7 +273,7 @@ type LastChange struct {
 func (c *Changes) LastChange(target, node string) (LastChange, bool) {
 	c.mu.Lock()
 	nw := c.nodes[nameKey(target, node)]
-	if nw == nil || !nw.running || len(nw.lastKinds) == 0 {
+	if nw == nil || len(nw.lastKinds) == 0 {
 		c.mu.Unlock()
 		return LastChange{}, false
 	}
@@ -332,9 +297,7 @@ func (c *Changes) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	nodes := make([]nodeWatch, 0, len(c.nodes))
 	for _, nw := range c.nodes {
-		if nw.running {
-			nodes = append(nodes, *nw)
-		}
+		nodes = append(nodes, *nw)
 	}
 	c.mu.Unlock()
 	for _, nw := range nodes {

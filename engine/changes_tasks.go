@@ -4,22 +4,25 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis-prober/redis-prober/prober/history"
 )
 
-var _ TaskService = (*Changes)(nil)
-
-// NodeTasks watches node t for changes on the node's housekeeping loop:
-// one check at once and then every interval, as RunTarget does on a
-// goroutine of its own.
-func (c *Changes) NodeTasks(t Target, control *redis.Client) ([]Task, func()) {
+// Attach watches the node for changes on its housekeeping loop (one check
+// at once and then every interval) and keeps its probe's latency in the
+// window the change latency is read from; the node's series go at Done.
+func (c *Changes) Attach(n Node) NodeHooks {
 	if c.cfg.Interval <= 0 {
-		return nil, func() {}
+		return NodeHooks{}
 	}
-	nw, gen := c.attach(t)
+	t := n.Target
+	nw, gen := c.attach(t, n.Commands)
 	c.metrics.InitChanges(t.Name, watchedKinds...)
 	log := t.logger(c.log, "service", "changes")
-	w := &nodeWatcher{c: c, t: t, control: control, nw: nw, log: log, hostGen: gen}
-	return []Task{{Every: c.cfg.Interval, Run: func(ctx context.Context) { w.check(ctx, time.Now()) }}},
-		func() { c.detach(t, nw) }
+	w := &nodeWatcher{c: c, t: t, control: n.Control, nw: nw, log: log, hostGen: gen}
+	return NodeHooks{
+		Tap:   func(rec prober.Recorder) prober.Recorder { return history.TapRecorder(rec, nw.window) },
+		Tasks: []Task{{Every: c.cfg.Interval, Run: func(ctx context.Context) { w.check(ctx, time.Now()) }}},
+		Done:  func() { c.detach(t, nw) },
+	}
 }

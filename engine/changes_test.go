@@ -61,8 +61,10 @@ func newChangesRig(t *testing.T, paths collector.Paths) *changesRig {
 	return r
 }
 
-// run starts RunTarget for a node of target name on addr; it stops at test end.
-func (r *changesRig) run(name, node, addr string, client *redis.Client) {
+// run attaches the service to a node of target name on addr and runs its
+// tasks; it stops at test end. What it returns records into the node's
+// tap, as the node's probe would.
+func (r *changesRig) run(name, node, addr string, client *redis.Client) prober.Recorder {
 	r.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	if client == nil {
@@ -72,15 +74,18 @@ func (r *changesRig) run(name, node, addr string, client *redis.Client) {
 	cmds, _ := prober.ParseCommands("get")
 	tgt := Target{Name: name, Node: node, Probe: prober.ProbeConfig{Commands: cmds}}
 	r.nodes = append(r.nodes, nodeKey(tgt))
+	h := r.svc.Attach(Node{Target: tgt, Commands: []string{"get"}, Control: client})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.svc.RunTarget(ctx, tgt, client)
+		RunTasks(ctx, h.Tasks)
 	}()
 	r.t.Cleanup(func() {
 		cancel()
 		<-done
+		h.Done()
 	})
+	return h.Tap(prober.NopRecorder{})
 }
 
 // rounds waits until every node the rig runs has been checked n more
@@ -91,7 +96,7 @@ func (r *changesRig) rounds(n int) {
 	checks := func(key string) int64 {
 		r.svc.mu.Lock()
 		defer r.svc.mu.Unlock()
-		if nw := r.svc.nodes[key]; nw != nil && nw.running {
+		if nw := r.svc.nodes[key]; nw != nil {
 			return nw.checks.Load()
 		}
 		return 0 // not attached yet
@@ -297,12 +302,11 @@ func TestChangesOnTheHost(t *testing.T) {
 	r := newChangesRig(t, host.paths)
 	// Target a has two nodes (as a Cluster would): a host change counts
 	// once for it. Target b counts it too.
-	sink := r.svc.probeSamples(Target{Name: "a", Node: "n1"}, []string{"get"})
-	r.run("a", "n1", srv.Addr(), nil)
+	sink := r.run("a", "n1", srv.Addr(), nil)
 	r.run("a", "n2", srv.Addr(), nil)
 	r.run("b", "", srv.Addr(), nil)
 	for range 10 {
-		sink.ObserveSample(0, prober.ResultOK, time.Millisecond)
+		sink.Record(0, prober.ResultOK, time.Millisecond)
 	}
 	r.rounds(3)
 	r.expect("a", map[string]float64{})
@@ -356,12 +360,12 @@ func TestChangesOnTheHost(t *testing.T) {
 		t.Logf("before series after three changes: %d", before)
 	}
 	for range 10 {
-		sink.ObserveSample(0, prober.ResultOK, 2*time.Millisecond)
+		sink.Record(0, prober.ResultOK, 2*time.Millisecond)
 	}
 	host.write("proc/sys/vm/swappiness", "10\n")
 	r.waitKind("a", KindSysctl, 2)
 	for range 5 {
-		sink.ObserveSample(0, prober.ResultOK, 4*time.Millisecond)
+		sink.Record(0, prober.ResultOK, 4*time.Millisecond)
 	}
 	got := map[string]float64{}
 	for _, m := range r.gather("redis_prober_change_latency_seconds") {

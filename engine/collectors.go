@@ -8,7 +8,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
 )
@@ -79,28 +78,18 @@ func NewCollectors(cfg CollectorsConfig) *Collectors {
 	return s
 }
 
-var _ TaskService = (*Collectors)(nil)
+var _ Service = (*Collectors)(nil)
 
 func (s *Collectors) Name() string { return "collector" }
 
-// RunTarget refreshes the target's collectors until ctx is done and
-// removes them on the way out. The engine runs the same work as
-// NodeTasks, on the node's housekeeping loop.
-func (s *Collectors) RunTarget(ctx context.Context, t Target, control *redis.Client) {
-	tasks, done := s.NodeTasks(t, control)
-	defer done()
-	RunTasks(ctx, tasks)
-}
-
-// NodeTasks is the node's refresh on the interval. The first refresh adds
-// the target to the collector set (so a scrape never sees it empty); done
-// removes it.
-func (s *Collectors) NodeTasks(t Target, control *redis.Client) ([]Task, func()) {
+// Attach refreshes the node's collectors on its housekeeping loop, on the
+// interval. The first refresh adds the node to the collector set (so a
+// scrape never sees it empty); Done removes it. The per-command series
+// follow the target's commands, a replica's too.
+func (s *Collectors) Attach(n Node) NodeHooks {
+	t, control := n.Target, n.Control
 	log := t.logger(s.log)
-	cmds := make([]string, len(t.Probe.Commands))
-	for i, c := range t.Probe.Commands {
-		cmds[i] = c.Name
-	}
+	cmds := commandNames(t.Probe.Commands)
 	cfg := collector.TargetConfig{
 		Name: t.Name, Node: t.Node, Commands: cmds, Paths: s.paths, Enabled: s.enabled, Log: log,
 		ServerClassicBuckets: s.classic, Processes: s.processes, HostFacts: s.hostFacts, HostChecks: s.hostChecks,
@@ -130,7 +119,7 @@ func (s *Collectors) NodeTasks(t Target, control *redis.Client) ([]Task, func())
 			remove()
 		}
 	}
-	return []Task{{Every: s.interval, Run: run}}, done
+	return NodeHooks{Tasks: []Task{{Every: s.interval, Run: run}}, Done: done}
 }
 
 // refresh bounds one refresh by the interval, so a slow Redis never piles

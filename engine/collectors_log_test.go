@@ -51,9 +51,9 @@ func TestCollectorsLogARestartOnceANode(t *testing.T) {
 			cache.now = now
 			control.AddHook(cache)
 		}
-		tasks, done := s.NodeTasks(Target{Name: name, Endpoint: ep, Probe: prober.ProbeConfig{Commands: cmds}}, control)
-		t.Cleanup(done)
-		refreshes = append(refreshes, func() { tasks[0].Run(t.Context()) })
+		h := s.Attach(Node{Target: Target{Name: name, Endpoint: ep, Probe: prober.ProbeConfig{Commands: cmds}}, Control: control})
+		t.Cleanup(h.Done)
+		refreshes = append(refreshes, func() { h.Tasks[0].Run(t.Context()) })
 	}
 	round := func() {
 		for _, r := range refreshes {

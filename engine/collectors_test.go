@@ -41,8 +41,9 @@ func TestCollectorsShareOneSet(t *testing.T) {
 	hostSeries := count("redis_prober_collector_success")
 	var dones []func()
 	for _, node := range []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.1:6379"} {
-		tasks, done := s.NodeTasks(Target{Name: "c", Node: node}, client)
-		dones = append(dones, done)
+		h := s.Attach(Node{Target: Target{Name: "c", Node: node}, Control: client})
+		tasks := h.Tasks
+		dones = append(dones, h.Done)
 		if count("redis_prober_collector_success")-hostSeries > 2*(len(dones)-1) {
 			t.Fatal("a node's series before its first refresh")
 		}

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -142,17 +141,6 @@ type Config struct {
 	IntrinsicInterval time.Duration
 	// CleanupTimeout bounds the deletion of probe keys at stop.
 	CleanupTimeout time.Duration
-}
-
-// Service runs beside the probe of every target for as long as the target
-// runs: a collector's refresh loop, periodic bursts, change detection. It
-// gets the target's context (cancelled when the target stops or is removed)
-// and the target's control client, a go-redis client kept apart from the
-// probe connections. RunTarget returns when ctx is done and must leave no
-// goroutine, key or series of the target behind.
-type Service interface {
-	Name() string
-	RunTarget(ctx context.Context, t Target, control *redis.Client)
 }
 
 // Engine runs the targets of a Config.

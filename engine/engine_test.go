@@ -10,7 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
@@ -49,10 +48,12 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 type countingService struct{ started, stopped atomic.Int32 }
 
 func (s *countingService) Name() string { return "counting" }
-func (s *countingService) RunTarget(ctx context.Context, _ Target, c *redis.Client) {
-	s.started.Add(1)
-	defer s.stopped.Add(1)
-	<-ctx.Done()
+func (s *countingService) Attach(Node) NodeHooks {
+	return NodeHooks{Run: func(ctx context.Context) {
+		s.started.Add(1)
+		defer s.stopped.Add(1)
+		<-ctx.Done()
+	}}
 }
 
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {

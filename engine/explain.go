@@ -1,12 +1,9 @@
 package engine
 
 import (
-	"context"
 	"log/slog"
 	"net"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/explain"
@@ -30,18 +27,7 @@ type Explain struct {
 	cfg ExplainConfig
 }
 
-var (
-	_ Service          = (*Explain)(nil)
-	_ requestExplainer = (*Explain)(nil)
-)
-
-// requestExplainer is a service that attributes a node's slow probe
-// requests: the engine hands it the node's probe samples through tap, runs
-// its tasks on the node's housekeeping loop, and calls done when the node
-// stops.
-type requestExplainer interface {
-	explainNode(t Target, control *redis.Client) (tap func(prober.Recorder) prober.Recorder, tasks []Task, done func())
-}
+var _ Service = (*Explain)(nil)
 
 // NewExplain returns the service; add it to the engine's services.
 func NewExplain(cfg ExplainConfig) *Explain {
@@ -54,15 +40,15 @@ func NewExplain(cfg ExplainConfig) *Explain {
 // Name names the service in logs.
 func (s *Explain) Name() string { return "explain" }
 
-// RunTarget has nothing to run: its work is the node's (explainNode).
-func (s *Explain) RunTarget(context.Context, Target, *redis.Client) {}
-
 // Node is the attribution of target's node, nil when it does not run.
 func (s *Explain) Node(target, node string) *explain.Node { return s.cfg.Metrics.Node(target, node) }
 
-func (s *Explain) explainNode(t Target, control *redis.Client) (func(prober.Recorder) prober.Recorder, []Task, func()) {
+// Attach taps the node's probe samples into its attribution and reads the
+// node's sources on its housekeeping loop.
+func (s *Explain) Attach(nd Node) NodeHooks {
+	t := nd.Target
 	n := explain.NewNode(explain.Config{Objective: t.Objective, Threshold: s.cfg.Threshold})
-	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths})
+	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: nd.Control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths})
 	remove := s.cfg.Metrics.Add(t.Name, t.Node, n)
 	tasks := []Task{{Every: explain.TickInterval, Run: r.Tick}}
 	if loopback(t.Endpoint) {
@@ -71,7 +57,7 @@ func (s *Explain) explainNode(t Target, control *redis.Client) (func(prober.Reco
 		// more than the rest of a node's housekeeping.
 		tasks = append(tasks, Task{Every: explain.ProcInterval, Run: r.SampleProc})
 	}
-	return n.Tap, tasks, remove
+	return NodeHooks{Tap: n.Tap, Tasks: tasks, Done: remove}
 }
 
 // loopback says whether ep is on this host by its address: a unix socket,

@@ -24,6 +24,21 @@ type nodeSpec struct {
 
 func (n nodeSpec) key() string { return fmt.Sprintf("%s|%s|%v", n.node, n.tag, n.readOnly) }
 
+// forNode is t as node s runs it: its own address, node label, read-only
+// flag and probe key tag.
+func (t Target) forNode(s nodeSpec) Target {
+	t.Node, t.Endpoint, t.ReadOnly = s.node, s.ep, s.readOnly
+	t.Probe.Namespace.Tag = s.tag
+	return t
+}
+
+// discoveryFailed logs a failed discovery once per distinct error per
+// spell: a topology that keeps failing, or fails every other refresh,
+// logs once. It says whether it logged.
+func discoveryFailed(problems *spellLog, err error) bool {
+	return problems.warn("discovery: "+clip(err.Error()), "topology discovery failed; keeping the nodes known so far", "err", err)
+}
+
 // discoverer tells which nodes a target has right now.
 type discoverer interface {
 	discover(ctx context.Context) ([]nodeSpec, error)
@@ -108,9 +123,7 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 		case err != nil && ctx.Err() != nil:
 			return
 		case err != nil:
-			// Once per distinct error per spell: a topology that keeps
-			// failing, or fails every other refresh, logs once.
-			if problems.warn("discovery: "+clip(err.Error()), "topology discovery failed; keeping the nodes known so far", "err", err) {
+			if discoveryFailed(problems, err) {
 				failing = true
 			}
 			specs = nil
@@ -146,9 +159,7 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 			if _, ok := children[s.key()]; ok {
 				continue
 			}
-			nt := t
-			nt.Node, nt.Endpoint, nt.ReadOnly = s.node, s.ep, s.readOnly
-			nt.Probe.Namespace.Tag = s.tag
+			nt := t.forNode(s)
 			if len(specs) > 1 && t.Probe.Rate > 0 {
 				nt.Probe.Offset += time.Duration(float64(time.Second) / t.Probe.Rate * float64(i) / float64(len(specs)))
 			}
@@ -199,7 +210,7 @@ func (e *Engine) runSingle(ctx context.Context, t Target, s nodeSpec, d discover
 		specs, err := d.discover(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				problems.warn("discovery: "+clip(err.Error()), "topology discovery failed; keeping the nodes known so far", "err", err)
+				discoveryFailed(problems, err)
 			}
 			return
 		}
@@ -208,10 +219,7 @@ func (e *Engine) runSingle(ctx context.Context, t Target, s nodeSpec, d discover
 			cancel(errTopologyChanged)
 		}
 	}}
-	nt := t
-	nt.Node, nt.Endpoint, nt.ReadOnly = s.node, s.ep, s.readOnly
-	nt.Probe.Namespace.Tag = s.tag
-	e.runNode(nctx, nt, cleanupTimeout, onError, check)
+	e.runNode(nctx, t.forNode(s), cleanupTimeout, onError, check)
 	if ctx.Err() == nil {
 		e.metrics.ForgetNode(t.Name, s.node) // the server left the target's topology
 	}

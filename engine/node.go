@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/prober"
-	"github.com/redis-prober/redis-prober/prober/history"
 )
 
 // runNode runs the loops of one Redis server of a target (the server itself,
@@ -25,10 +24,7 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	}
 	cfg.OnError = onError
 	cfg.Poller = e.poller
-	names := make([]string, len(cfg.Commands))
-	for i, c := range cfg.Commands {
-		names[i] = c.Name
-	}
+	names := commandNames(cfg.Commands)
 	rec := e.metrics.ForNode(t.Name, t.Node, names, t.Objective)
 	faults := prober.NewFaultLog(log)
 	// Up to two control connections, opened on demand: the housekeeping
@@ -48,14 +44,6 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	}
 	log.Log(ctx, level, "probing", "endpoint", t.Endpoint.String(), "rate", cfg.Rate,
 		"commands", names, "connections", cfg.Connections, "read_only", t.ReadOnly)
-	var wg sync.WaitGroup
-	run := func(f func()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f()
-		}()
-	}
 	housekeeping := append([]Task(nil), extra...)
 	if !t.ReadOnly {
 		housekeeping = append(housekeeping, Task{Every: t.SeedInterval, Run: func(ctx context.Context) { _ = keeper.Seed(ctx) }})
@@ -64,46 +52,46 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 		cp := prober.NewConnectProbe(t.Endpoint, cfg.Timeout, rec, faults)
 		housekeeping = append(housekeeping, Task{Every: t.ConnectInterval, Run: cp.Once})
 	}
+	// Every service says what it needs of the node in its hooks: a tap on
+	// the probe's samples, its errors, tasks on the housekeeping loop, a
+	// goroutine of its own.
 	var probeRec prober.Recorder = rec
+	var runs []func(context.Context)
+	var onErrors []func(error)
+	n := Node{Target: t, Commands: names, Control: control}
 	for _, svc := range e.services {
-		if tr, ok := svc.(nodeTracker); ok {
-			recent, done := tr.trackNode(t, names)
-			defer done()
-			probeRec = recent.Tap(probeRec)
-			next := cfg.OnError
-			cfg.OnError = func(err error) {
-				recent.ObserveError(err, time.Now())
-				if next != nil {
-					next(err)
-				}
+		h := svc.Attach(n)
+		if h.Done != nil {
+			defer h.Done()
+		}
+		if h.Tap != nil {
+			probeRec = h.Tap(probeRec)
+		}
+		if h.OnError != nil {
+			onErrors = append(onErrors, h.OnError)
+		}
+		housekeeping = append(housekeeping, h.Tasks...)
+		if h.Run != nil {
+			runs = append(runs, h.Run)
+		}
+	}
+	if len(onErrors) > 0 {
+		next := cfg.OnError
+		cfg.OnError = func(err error) {
+			for _, f := range onErrors {
+				f(err)
 			}
-			housekeeping = append(housekeeping, Task{Every: 5 * time.Second, Run: func(context.Context) { recent.Advance(time.Now()) }})
-		}
-	}
-	for _, svc := range e.services {
-		if tap, ok := svc.(sampleTapper); ok {
-			probeRec = history.TapRecorder(probeRec, tap.probeSamples(t, names))
-		}
-	}
-	for _, svc := range e.services {
-		if ex, ok := svc.(requestExplainer); ok {
-			tap, tasks, done := ex.explainNode(t, control)
-			defer done()
-			probeRec = tap(probeRec)
-			housekeeping = append(housekeeping, tasks...)
+			if next != nil {
+				next(err)
+			}
 		}
 	}
 	// The probe's workers need no goroutine here: with their connections
 	// open they are the poller's.
 	probeDone := prober.NewProbe(cfg, t.Endpoint, probeRec, faults).Start(ctx)
-	for _, svc := range e.services {
-		if ts, ok := svc.(TaskService); ok {
-			tasks, done := ts.NodeTasks(t, control)
-			defer done()
-			housekeeping = append(housekeeping, tasks...)
-			continue
-		}
-		run(func() { svc.RunTarget(ctx, t, control) })
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Go(func() { r(ctx) })
 	}
 	// The housekeeping loop is this goroutine: a node costs the probe's
 	// connections, this loop and the services that still want their own.

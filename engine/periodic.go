@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Task is a node's periodic job: it runs at once and then every Every, on
@@ -12,16 +10,6 @@ import (
 type Task struct {
 	Every time.Duration
 	Run   func(context.Context)
-}
-
-// A TaskService does its per-node work as Tasks on the node's housekeeping
-// loop instead of a goroutine and a timer of its own: at 1,000 targets
-// every goroutine a node is 1,000 stacks. The engine calls NodeTasks as the
-// node starts and done once the node's loops have stopped; RunTarget stays
-// for callers that run the service alone.
-type TaskService interface {
-	Service
-	NodeTasks(t Target, control *redis.Client) (tasks []Task, done func())
 }
 
 // RunTasks runs the tasks on the calling goroutine, each at once and then

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/explain"
 	"github.com/redis-prober/redis-prober/prober/history"
@@ -63,18 +61,7 @@ type statusNode struct {
 	recent       *history.Recent
 }
 
-var (
-	_ Service     = (*Status)(nil)
-	_ nodeTracker = (*Status)(nil)
-)
-
-// nodeTracker is a service that keeps its own per-node state beside the
-// probe: the engine taps the probe's samples and errors into what
-// trackNode returns, advances it with the node's housekeeping, and calls
-// done when the node stops.
-type nodeTracker interface {
-	trackNode(t Target, commands []string) (recent *history.Recent, done func())
-}
+var _ Service = (*Status)(nil)
 
 // NewStatus returns the service; add it to the engine's services. The
 // other services are read for each node's last burst (Bursts), last change
@@ -106,19 +93,24 @@ func NewStatus(services ...Service) *Status {
 // Name names the service in logs.
 func (s *Status) Name() string { return "status" }
 
-// RunTarget has nothing to run: the node's own loops feed the history.
-func (s *Status) RunTarget(context.Context, Target, *redis.Client) {}
-
-func (s *Status) trackNode(t Target, commands []string) (*history.Recent, func()) {
+// Attach keeps the node's recent history: the probe's samples and errors
+// go into it, and the node's housekeeping advances it.
+func (s *Status) Attach(nd Node) NodeHooks {
+	t := nd.Target
 	n := &statusNode{target: t.Name, node: t.Node, endpoint: t.Endpoint.String(), objective: t.Objective,
-		readOnly: t.ReadOnly, recent: history.NewRecent(commands, time.Now())}
+		readOnly: t.ReadOnly, recent: history.NewRecent(nd.Commands, time.Now())}
 	s.mu.Lock()
 	s.nodes[n] = struct{}{}
 	s.mu.Unlock()
-	return n.recent, func() {
-		s.mu.Lock()
-		delete(s.nodes, n)
-		s.mu.Unlock()
+	return NodeHooks{
+		Tap:     n.recent.Tap,
+		OnError: func(err error) { n.recent.ObserveError(err, time.Now()) },
+		Tasks:   []Task{{Every: 5 * time.Second, Run: func(context.Context) { n.recent.Advance(time.Now()) }}},
+		Done: func() {
+			s.mu.Lock()
+			delete(s.nodes, n)
+			s.mu.Unlock()
+		},
 	}
 }
 

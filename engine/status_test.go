@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/redistest"
@@ -28,8 +27,8 @@ type fakeChecks struct {
 	asked [][2]string
 }
 
-func (f *fakeChecks) Name() string                                     { return "fake-checks" }
-func (f *fakeChecks) RunTarget(context.Context, Target, *redis.Client) {}
+func (f *fakeChecks) Name() string          { return "fake-checks" }
+func (f *fakeChecks) Attach(Node) NodeHooks { return NodeHooks{} }
 func (f *fakeChecks) FailingChecks(target, node string) ([]collector.FailedCheck, bool) {
 	f.mu.Lock()
 	f.asked = append(f.asked, [2]string{target, node})
@@ -141,9 +140,9 @@ func TestStatusShowsHostChecksOnce(t *testing.T) {
 		t.Errorf("host checks known before any refresh: %+v", h)
 	}
 	for _, name := range []string{"a", "b"} {
-		tasks, done := collectors.NodeTasks(Target{Name: name}, srv.Client())
-		defer done()
-		tasks[0].Run(t.Context())
+		h := collectors.Attach(Node{Target: Target{Name: name}, Control: srv.Client()})
+		defer h.Done()
+		h.Tasks[0].Run(t.Context())
 	}
 	h := status.Host()
 	var ids []string

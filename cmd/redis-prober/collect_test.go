@@ -101,7 +101,7 @@ func TestCollectorServiceLifecycle(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		svcs[0].RunTarget(ctx, engine.Target{Name: name, Endpoint: ep, Probe: prober.ProbeConfig{Commands: cmds}}, control)
+		engine.RunService(ctx, svcs[0], engine.Node{Target: engine.Target{Name: name, Endpoint: ep, Probe: prober.ProbeConfig{Commands: cmds}}, Control: control})
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

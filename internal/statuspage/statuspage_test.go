@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
@@ -214,8 +213,8 @@ func TestStatusPageRenders200Targets(t *testing.T) {
 // its fullest rows, and the host a failing check.
 type fullRows struct{}
 
-func (fullRows) Name() string                                            { return "full-rows" }
-func (fullRows) RunTarget(context.Context, engine.Target, *redis.Client) {}
+func (fullRows) Name() string                        { return "full-rows" }
+func (fullRows) Attach(engine.Node) engine.NodeHooks { return engine.NodeHooks{} }
 func (fullRows) LastBurst(string, string) (engine.LastBurst, bool) {
 	return engine.LastBurst{Plan: "default", Outcome: burst.OutcomeCompleted, Reason: burst.ReasonNone, OpsPerSec: 1999.5,
 		P99: 800 * time.Microsecond, Requests: 19995, End: time.Now().Add(-time.Minute)}, true

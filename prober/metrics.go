@@ -54,16 +54,25 @@ var LatencyBuckets = []float64{
 }
 
 // latencyBuckets are the classic buckets of redis_prober_latency_seconds
-// in phase p: LatencyBuckets for the probe, none for bursts. Bursts are 10 s
-// every 15 minutes, so a classic quantile over them is a few points an hour
-// (and 13 series per command and node); their quantiles are exported as
-// redis_prober_burst_last_latency_seconds, and their native buckets stay.
-// The burn-rate and quantile rules read the probe phase only.
-func (p Phase) latencyBuckets() []float64 {
+// in phase p: the probe's (LatencyBuckets unless MetricsOptions says), none
+// for bursts. Bursts are 10 s every 15 minutes, so a classic quantile over
+// them is a few points an hour (and 13 series per command and node); their
+// quantiles are exported as redis_prober_burst_last_latency_seconds, and
+// their native buckets stay. The burn-rate and quantile rules read the
+// probe phase only.
+func (m *Metrics) latencyBuckets(p Phase) []float64 {
 	if p == PhaseProbe {
-		return LatencyBuckets
+		return m.probeBuckets
 	}
 	return nil
+}
+
+// MetricsOptions choose the shape of the prober's series.
+type MetricsOptions struct {
+	// ProbeBuckets are the upper bounds of the probe latency histogram's
+	// classic buckets (--probe.classic-buckets), increasing: nil is
+	// LatencyBuckets, an empty non-nil slice none (native buckets only).
+	ProbeBuckets []float64
 }
 
 // HistogramOpts returns the house histogram settings: native buckets with a
@@ -100,6 +109,8 @@ type Metrics struct {
 	fallbacks   *prometheus.CounterVec
 
 	families []family // all of the above, in the order of their making
+
+	probeBuckets []float64 // the probe phase's classic buckets
 }
 
 // hostDelayBuckets are the classic buckets of the prober's own delays
@@ -118,10 +129,18 @@ var (
 
 // NewMetrics registers the prober's series on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
-	m := &Metrics{}
+	return NewMetricsWith(reg, MetricsOptions{})
+}
+
+// NewMetricsWith is NewMetrics with the shape opts chooses.
+func NewMetricsWith(reg prometheus.Registerer, opts MetricsOptions) *Metrics {
+	m := &Metrics{probeBuckets: opts.ProbeBuckets}
+	if m.probeBuckets == nil {
+		m.probeBuckets = LatencyBuckets
+	}
 	m.latency = addHist(m, "redis_prober_latency_seconds",
 		"Latency of each request, from its intended start (its departure when it was sent on time) to the arrival of the reply's last bytes; on kernel-stamped connections (redis_prober_probe_clock_info) both ends are the kernel's timestamps, so this host's scheduling is not in it.",
-		LatencyBuckets, "target", "node", "command", "phase")
+		m.probeBuckets, "target", "node", "command", "phase")
 	m.requests = addCounters(m, "redis_prober_requests_total",
 		"Requests sent to Redis, by result (ok, error, timeout).",
 		"target", "node", "command", "phase", "result")
@@ -249,7 +268,7 @@ func (m *Metrics) NodeCommands(target, node string, phase Phase, commands []stri
 		lat: make([]prometheus.Observer, len(commands)),
 		req: make([][numResults]prometheus.Counter, len(commands)),
 	}
-	classic := phase.latencyBuckets()
+	classic := m.latencyBuckets(phase)
 	for i, c := range commands {
 		r.lat[i] = m.latency.withClassic(classic, []string{target, node, c, string(phase)})
 		for res := Result(0); res < numResults; res++ {

@@ -180,3 +180,43 @@ func TestMetricsGatherConcurrently(t *testing.T) {
 	}
 	<-done
 }
+
+// --probe.classic-buckets: the probe phase's classic bounds are the ones
+// chosen, or none; the burst phase keeps none and the native buckets stay.
+func TestProbeClassicBucketsChosen(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		chosen []float64
+	}{
+		{"two bounds", []float64{.001, .005}},
+		{"none", []float64{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewPedanticRegistry()
+			m := NewMetricsWith(reg, MetricsOptions{ProbeBuckets: tt.chosen})
+			m.Commands("t", PhaseProbe, []string{"get"}).Record(0, ResultOK, 3*time.Millisecond)
+			m.Commands("t", PhaseBurst, []string{"get"}).Record(0, ResultOK, 3*time.Millisecond)
+			mfs, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == "redis_prober_latency_seconds" })
+			if i < 0 {
+				t.Fatal("no redis_prober_latency_seconds")
+			}
+			for phase, want := range map[Phase][]float64{PhaseProbe: tt.chosen, PhaseBurst: nil} {
+				h := histogramOf(t, mfs[i], "get", phase)
+				var bounds []float64
+				for _, b := range h.GetBucket() {
+					bounds = append(bounds, b.GetUpperBound())
+				}
+				if len(bounds) != len(want) || (len(want) > 0 && !slices.Equal(bounds, want)) {
+					t.Errorf("%s: classic bounds %v, want %v", phase, bounds, want)
+				}
+				if len(h.GetPositiveSpan()) == 0 {
+					t.Errorf("%s: no native buckets", phase)
+				}
+			}
+		})
+	}
+}

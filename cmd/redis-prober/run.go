@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -90,6 +91,7 @@ type probeFlags struct {
 	objective         *time.Duration
 	intrinsicInterval *time.Duration
 	intrinsicWindow   *time.Duration
+	classicBuckets    *string
 }
 
 func addProbeFlags(g flagGroup) *probeFlags {
@@ -109,7 +111,49 @@ func addProbeFlags(g flagGroup) *probeFlags {
 			"How often to sample the host's scheduling jitter (0 disables).", "1s"),
 		intrinsicWindow: durationFlag(g, "probe.intrinsic-window",
 			"Length of each busy-loop jitter sample; window/interval is its CPU cost.", "1ms"),
+		classicBuckets: g.Flag("probe.classic-buckets",
+			"Upper bounds of the classic buckets of the probe's latency histogram, beside its native ones: increasing durations, comma-separated, or none (native buckets only). Each bound is a series per command and node; the shipped classic-bucket alert rules read the default bounds at 1, 2, 5, 10, 25 and 100 ms.").
+			Default(formatBuckets(prober.LatencyBuckets)).String(),
 	}
+}
+
+// maxClassicBuckets bounds --probe.classic-buckets: every bound is a series
+// per command and node.
+const maxClassicBuckets = 30
+
+// classic validates --probe.classic-buckets into bounds in seconds; none is
+// an empty list.
+func (f *probeFlags) classic() ([]float64, error) {
+	s := strings.TrimSpace(*f.classicBuckets)
+	if s == "none" {
+		return []float64{}, nil
+	}
+	var out []float64
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		switch {
+		case err != nil:
+			return nil, usagef("--probe.classic-buckets: %q is not a duration (or give none)", part)
+		case d <= 0:
+			return nil, usagef("--probe.classic-buckets: %v must be above 0", d)
+		case len(out) > 0 && d.Seconds() <= out[len(out)-1]:
+			return nil, usagef("--probe.classic-buckets: %v is not above the bound before it", d)
+		}
+		out = append(out, d.Seconds())
+	}
+	if len(out) > maxClassicBuckets {
+		return nil, usagef("--probe.classic-buckets: %d bounds, at most %d", len(out), maxClassicBuckets)
+	}
+	return out, nil
+}
+
+// formatBuckets writes bounds in seconds as the flag takes them.
+func formatBuckets(bounds []float64) string {
+	parts := make([]string, len(bounds))
+	for i, b := range bounds {
+		parts[i] = strings.ReplaceAll(time.Duration(math.Round(b*1e9)).String(), "µ", "u")
+	}
+	return strings.Join(parts, ",")
 }
 
 // config validates the probe flags into a prober config.
@@ -210,6 +254,10 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		if err := probeF.source(src, redisF, discoveryF); err != nil {
 			return err
 		}
+		classic, err := probeF.classic()
+		if err != nil {
+			return err
+		}
 		initial, err := src.Load(ctx, log)
 		if err != nil {
 			return err
@@ -231,7 +279,7 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		// a scrape at 1,000 targets.
 		reg := collector.NewRegistry()
 		registerProcessCollectors(reg)
-		metrics := prober.NewMetrics(reg)
+		metrics := prober.NewMetricsWith(reg, prober.MetricsOptions{ProbeBuckets: classic})
 		var services []engine.Service
 		for _, ext := range extensions {
 			svcs, err := ext(extensionEnv{log: log, reg: reg, metrics: metrics})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
+	"github.com/redis-prober/redis-prober/prober"
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/sys/unix"
 )
 
@@ -234,5 +237,50 @@ func starveThisProcess(t *testing.T, pid, loops int, d time.Duration) {
 			t.Fatalf("busy loop: %v", err)
 		}
 		cmds = append(cmds, c)
+	}
+}
+
+// TestPacedBurstClocks: where the event loop does not go, a paced burst
+// still runs and says which clock timed it. Over TLS it keeps a goroutine
+// per connection, stamped beneath crypto/tls (the stamps are the
+// records'); over a unix socket the kernel gives no stamps, and the
+// prober's clock times it. Both leave no key behind.
+func TestPacedBurstClocks(t *testing.T) {
+	certs := redistest.NewCerts(t)
+	tlsSrv := redistest.StartTLS(t, certs)
+	sock := filepath.Join(t.TempDir(), "redis.sock")
+	unixSrv := redistest.Start(t, "unixsocket "+sock, "unixsocketperm 700")
+	for _, tc := range []struct {
+		name  string
+		srv   *redistest.Server
+		ep    prober.Endpoint
+		clock string
+	}{
+		{"tls", tlsSrv, prober.Endpoint{Network: "tcp", Addr: tlsSrv.Addr(), TLS: certs.ClientConfig(t)}, "kernel"},
+		{"unix", unixSrv, prober.Endpoint{Network: "unix", Addr: sock}, "user"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := testRunner(t, tc.srv)
+			b.Endpoint = tc.ep
+			b.Control = tc.ep.NewClient(5*time.Second, 2)
+			t.Cleanup(func() { _ = b.Control.(*redis.Client).Close() })
+			plan := testPlan()
+			plan.Pipeline, plan.Rate, plan.TestTime = 1, 2000, time.Second
+			res := b.Run(t.Context(), plan)
+			if res.Outcome != OutcomeCompleted || res.Total.Ops < 1500 {
+				t.Fatalf("%s (%s: %s), %d requests", res.Outcome, res.Reason, res.Detail, res.Total.Ops)
+			}
+			// A TLS socket's first replies may come before the kernel
+			// turned receive stamps on: mixed is kernel enough.
+			if got := res.Clock(); got != tc.clock && (tc.clock != "kernel" || got != "mixed") {
+				t.Fatalf("clock %s (%d of %d stamped), want %s", got, res.Stamped, res.Total.Ops, tc.clock)
+			}
+			if tc.clock == "kernel" && res.Stamped < res.Total.Ops*9/10 {
+				t.Fatalf("%d of %d requests stamped over TLS", res.Stamped, res.Total.Ops)
+			}
+			if res.KeysDeleted != res.KeysWritten || res.CleanupError != "" {
+				t.Fatalf("unlinked %d of %d written keys: %s", res.KeysDeleted, res.KeysWritten, res.CleanupError)
+			}
+		})
 	}
 }

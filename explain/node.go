@@ -150,19 +150,6 @@ func (n *Node) Pending() bool {
 	return len(n.pending) > 0
 }
 
-// oldestPending is the start of the oldest waiting request (0: none).
-func (n *Node) oldestPending() int64 {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	var oldest int64
-	for _, p := range n.pending {
-		if s := p.Start(); oldest == 0 || s < oldest {
-			oldest = s
-		}
-	}
-	return oldest
-}
-
 func (n *Node) addEvidence(e ...Evidence) {
 	if len(e) == 0 {
 		return

@@ -27,12 +27,17 @@
 #
 # Knobs (environment): ROUNDS (3), REQUESTS_P16 (4000000), REQUESTS_P1
 # (600000), CLIENTS (50), DATA_SIZE (128), KEY_RANGE (1000000), PACED_SECONDS
-# (5), RATES ("1000 2000 10000 50000"), GOMAXPROCS for the prober (unset:
-# Go's default).
+# (5), RATES ("1000 2000 10000 50000"), RB_THREADS (redis-benchmark's
+# --threads, 2), GOMAXPROCS for the prober (unset: Go's default).
+#
+# The load average at the start of every round and the CPU steal over the
+# whole run are printed with the tables: a figure from a busy host is not
+# a figure.
 set -Eeuo pipefail
 trap 'rc=$?; printf "bench-burst: ERROR: line %s: %s exited %s\n" "$LINENO" "$BASH_COMMAND" "$rc" >&2' ERR
 
 ROUNDS=${ROUNDS:-3}
+RB_THREADS=${RB_THREADS:-2}
 REQUESTS_P16=${REQUESTS_P16:-4000000}
 REQUESTS_P1=${REQUESTS_P1:-600000}
 CLIENTS=${CLIENTS:-50}
@@ -183,13 +188,18 @@ step_round() {
 		--log.level=warn >"$TMP/step.out" 2>&1 || true
 	t1=$(date +%s.%N)
 	cap=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["capacity"]; print("%.0f %s" % (c["ops_per_sec"], c["stop"]))' "$TMP/step.json" 2>/dev/null || echo "n/a n/a")
-	closed=$(redis-benchmark -p "$PORT" -c "$CLIENTS" -P 1 -d "$DATA_SIZE" -r "$KEY_RANGE" -n 1000000 -t get -q |
+	closed=$(redis-benchmark -p "$PORT" -c "$CLIENTS" -P 1 -d "$DATA_SIZE" -r "$KEY_RANGE" -n 1000000 -t get -q \
+		--threads "$RB_THREADS" |
 		tr '\r' '\n' | awk '/requests per second/ {v = $2} END {print v + 0}')
 	echo "$cap $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", b - a}') $closed" | tee -a "$TMP/step" >&2
 }
 
+# cpu_times: the total and the steal of all CPUs since boot, in ticks.
+cpu_times() { awk '$1 == "cpu" {t = 0; for (i = 2; i <= 9; i++) t += $i; print t, $9}' /proc/stat; }
+read -r CPU_T0 STEAL0 < <(cpu_times)
 for round in $(seq "$ROUNDS"); do
 	echo "round $round of $ROUNDS" >&2
+	echo "$round $(cut -d' ' -f1-3 /proc/loadavg)" >>"$TMP/loads"
 	for P in 16 1; do
 		if [ "$P" = 16 ]; then N=$REQUESTS_P16; else N=$REQUESTS_P1; fi
 		PER_CLIENT=$((N / CLIENTS))
@@ -200,7 +210,7 @@ for round in $(seq "$ROUNDS"); do
 			--abort-p99=0 --trials=1 --log.level=warn || true
 		redis-cli -p "$PORT" flushall >/dev/null
 		measure "redis-benchmark" "$P" redis-benchmark -p "$PORT" -c "$CLIENTS" -P "$P" -d "$DATA_SIZE" \
-			-r "$KEY_RANGE" -n "$N" -t get -q || true
+			-r "$KEY_RANGE" -n "$N" -t get -q --threads "$RB_THREADS" || true
 		if have_memtier; then
 			redis-cli -p "$PORT" flushall >/dev/null
 			measure "memtier_benchmark" "$P" "$MEMTIER" -s 127.0.0.1 -p "$PORT" --threads=1 \
@@ -216,7 +226,7 @@ echo
 echo "Host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r);" \
 	"$(redis-server --version | cut -d' ' -f1-3); GOMAXPROCS=${GOMAXPROCS:-default}."
 echo
-echo "Median of $ROUNDS alternating rounds, range in brackets."
+echo "Median of $ROUNDS alternating rounds, range in brackets; redis-benchmark runs with --threads $RB_THREADS."
 echo
 echo "| pipeline | tool | ops/s | tool CPU s per 1M requests | redis-server CPU s per 1M requests |"
 echo "| ---: | --- | ---: | ---: | ---: |"
@@ -268,5 +278,8 @@ if [ -s "$TMP/step" ]; then
 	echo "capacity ops/s, why it stopped, its wall time s, redis-benchmark -c $CLIENTS -P 1 closed-loop ops/s:"
 	sed 's/^/    /' "$TMP/step"
 fi
+read -r CPU_T1 STEAL1 < <(cpu_times)
 echo
-echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Load average (1, 5, 15 min) at the start of each round: $(awk '{printf "%s%s: %s %s %s", (NR > 1 ? "; " : ""), $1, $2, $3, $4}' "$TMP/loads");" \
+	"at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "CPU steal over the run: $(awk -v t="$((CPU_T1 - CPU_T0))" -v s="$((STEAL1 - STEAL0))" 'BEGIN {printf "%.1f", (t > 0 ? 100 * s / t : 0)}') %."

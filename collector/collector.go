@@ -147,12 +147,14 @@ func (h healthDescs) describe(ch chan<- *prometheus.Desc) {
 }
 
 // emit writes the health of collector name for the target of sl (nil for
-// host collectors).
-func (h healthDescs) emit(out *sink, sl *seriesLabels, name string, err error, seconds float64) {
+// host collectors): its success, and its duration when withDuration.
+func (h healthDescs) emit(out *sink, sl *seriesLabels, name string, err error, seconds float64, withDuration bool) {
 	ok := 1.0
 	if err != nil {
 		ok = 0
 	}
 	out.series(h.success, prometheus.GaugeValue, ok, sl, name)
-	out.series(h.duration, prometheus.GaugeValue, seconds, sl, name)
+	if withDuration {
+		out.series(h.duration, prometheus.GaugeValue, seconds, sl, name)
+	}
 }

@@ -50,7 +50,7 @@ func (h *Host) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range h.sources {
 		start := time.Now()
 		err := s.src.update(ch)
-		h.health.emit(out, nil, s.name, err, time.Since(start).Seconds())
+		h.health.emit(out, nil, s.name, err, time.Since(start).Seconds(), true)
 		h.faults.Observe(s.name, err, true)
 	}
 }

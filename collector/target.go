@@ -31,6 +31,11 @@ type TargetConfig struct {
 	// latency histogram (22 series a command) beside its native buckets,
 	// for a Prometheus that does not ingest native histograms.
 	ServerClassicBuckets bool
+	// Duration exports redis_prober_collector_duration_seconds of the
+	// target's collectors beside their success: a series per collector
+	// and node that few read (the refresh is off the scrape), so it is
+	// opt-in (--collector.per-target-duration).
+	Duration bool
 	// Processes, when set, shares /proc reads of one redis-server between
 	// the targets that name it.
 	Processes *ProcessCache

@@ -226,7 +226,7 @@ func (s *Targets) collectHealth(out *sink, t *Target, snap Snapshot) {
 			continue
 		}
 		if err, ran := snap.Errors[d.Name]; ran {
-			s.health.emit(out, &t.sl, d.Name, err, snap.Durations[d.Name].Seconds())
+			s.health.emit(out, &t.sl, d.Name, err, snap.Durations[d.Name].Seconds(), t.cfg.Duration)
 		}
 	}
 }

@@ -247,11 +247,19 @@ func TestTargetsRefuseInvalidLabels(t *testing.T) {
 
 // TestTargetsBesideHost: the set and its Health register beside the host
 // collectors, whose health families they share (target="" and node=""
-// there as const labels), and one pedantic Gather holds both kinds.
+// there as const labels), and one pedantic Gather holds both kinds. A
+// target's collector durations are there when it asks for them
+// (--collector.per-target-duration), its successes always.
 func TestTargetsBesideHost(t *testing.T) {
+	for _, duration := range []bool{true, false} {
+		t.Run(fmt.Sprintf("duration=%v", duration), func(t *testing.T) { testTargetsBesideHost(t, duration) })
+	}
+}
+
+func testTargetsBesideHost(t *testing.T, duration bool) {
 	d := &replayDoer{info: readFixture(t, "info", "redis-8.0.txt"), config: defaultConfig(), latest: []any{}}
 	set := NewTargets()
-	tgt := set.NewTarget(TargetConfig{Name: "a", Node: "n1", Paths: hostPaths("tuned")}, d)
+	tgt := set.NewTarget(TargetConfig{Name: "a", Node: "n1", Paths: hostPaths("tuned"), Duration: duration}, d)
 	tgt.Refresh(t.Context())
 	if _, err := set.Add(tgt); err != nil {
 		t.Fatal(err)
@@ -264,22 +272,30 @@ func TestTargetsBesideHost(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("host and set together: %d series, want the host's and the target's %d", len(got), len(want))
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != "redis_prober_collector_duration_seconds" {
-			continue
-		}
-		var hosts, targets int
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "target" && l.GetValue() == "" {
-					hosts++
-				} else if l.GetName() == "target" {
-					targets++
+	count := func(name string) (hosts, targets int) {
+		for _, mf := range mfs {
+			if mf.GetName() != name {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "target" && l.GetValue() == "" {
+						hosts++
+					} else if l.GetName() == "target" {
+						targets++
+					}
 				}
 			}
 		}
-		if hosts == 0 || targets == 0 {
-			t.Errorf("collector_duration_seconds: %d host and %d target series, want both", hosts, targets)
-		}
+		return hosts, targets
+	}
+	hosts, targets := count("redis_prober_collector_success")
+	if hosts == 0 || targets == 0 {
+		t.Errorf("collector_success: %d host and %d target series, want both", hosts, targets)
+	}
+	hostDurations, targetDurations := count("redis_prober_collector_duration_seconds")
+	if hostDurations != hosts || (targetDurations == targets) != duration || (!duration && targetDurations != 0) {
+		t.Errorf("collector_duration_seconds: %d host and %d target series (success: %d and %d), target durations asked: %v",
+			hostDurations, targetDurations, hosts, targets, duration)
 	}
 }

@@ -22,6 +22,9 @@ type CollectorsConfig struct {
 	// ServerClassicBuckets adds classic buckets to the server-side latency
 	// histogram.
 	ServerClassicBuckets bool
+	// Duration exports every node's redis_prober_collector_duration_seconds
+	// (collector.TargetConfig.Duration).
+	Duration bool
 	// Intrinsic is the prober's intrinsic-latency histogram, if any: the
 	// intrinsic_latency host check reads it.
 	Intrinsic prometheus.Metric
@@ -38,6 +41,7 @@ type Collectors struct {
 	enabled   collector.Enabled
 	interval  time.Duration
 	classic   bool
+	duration  bool
 	processes *collector.ProcessCache
 	hostFacts *collector.HostFactsCache
 	// hostChecks are the host-scope checks, once for the process; nil
@@ -50,7 +54,7 @@ type Collectors struct {
 func NewCollectors(cfg CollectorsConfig) *Collectors {
 	s := &Collectors{
 		log: cfg.Log, targets: collector.NewTargets(), paths: cfg.Paths, enabled: cfg.Enabled,
-		interval: cfg.Interval, classic: cfg.ServerClassicBuckets,
+		interval: cfg.Interval, classic: cfg.ServerClassicBuckets, duration: cfg.Duration,
 		// Half an interval: every target's refresh within it reads the
 		// same process and host state once.
 		processes: collector.NewProcessCache(cfg.Interval / 2),
@@ -92,7 +96,7 @@ func (s *Collectors) Attach(n Node) NodeHooks {
 	cmds := commandNames(t.Probe.Commands)
 	cfg := collector.TargetConfig{
 		Name: t.Name, Node: t.Node, Commands: cmds, Paths: s.paths, Enabled: s.enabled, Log: log,
-		ServerClassicBuckets: s.classic, Processes: s.processes, HostFacts: s.hostFacts, HostChecks: s.hostChecks,
+		ServerClassicBuckets: s.classic, Duration: s.duration, Processes: s.processes, HostFacts: s.hostFacts, HostChecks: s.hostChecks,
 	}
 	tgt := s.targets.NewTarget(cfg, control)
 	var failed bool

@@ -40,6 +40,8 @@ func addCollectorRunFlags(g flagGroup, paths pathFlags) extension {
 		"How often the Redis-side collectors read INFO, LATENCY and CONFIG; scrapes read the cache and never call Redis.", "5s")
 	serverClassic := g.Flag("collector.server-latency.classic-buckets",
 		"Add classic buckets (22 series a probed command) to redis_prober_server_latency_seconds beside its native ones, for a Prometheus that does not ingest native histograms.").Bool()
+	perTargetDuration := g.Flag("collector.per-target-duration",
+		"Export redis_prober_collector_duration_seconds for the Redis-side collectors of every target and node too (a series per collector and node); their redis_prober_collector_success is always exported, the host collectors' duration too.").Bool()
 
 	return func(env extensionEnv) ([]engine.Service, error) {
 		if *interval < 100*time.Millisecond {
@@ -65,7 +67,7 @@ func addCollectorRunFlags(g flagGroup, paths pathFlags) extension {
 		}
 		cfg := engine.CollectorsConfig{
 			Log: env.log, Registerer: env.reg, Paths: paths.paths(), Enabled: on,
-			Interval: *interval, ServerClassicBuckets: *serverClassic,
+			Interval: *interval, ServerClassicBuckets: *serverClassic, Duration: *perTargetDuration,
 		}
 		if env.metrics != nil {
 			if m, ok := env.metrics.Intrinsic().(prometheus.Metric); ok {

@@ -148,3 +148,70 @@ func TestCollectorServiceLifecycle(t *testing.T) {
 		t.Errorf("%d series of the stopped target left behind", n)
 	}
 }
+
+// --collector.per-target-duration: a target's collector durations only
+// with it; its successes and the host collectors' durations either way.
+func TestCollectorPerTargetDurationFlag(t *testing.T) {
+	srv := redistest.Start(t)
+	name, ep, err := engine.ParseAddr(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds, _ := prober.ParseCommands("ping")
+	for _, on := range []bool{false, true} {
+		args := []string{"--collector.refresh-interval=1h"}
+		if on {
+			args = append(args, "--collector.per-target-duration")
+		}
+		reg, svcs, err := collectorExtension(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		control := ep.NewClient(time.Second, 1)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			engine.RunService(ctx, svcs[0], engine.Node{Target: engine.Target{Name: name, Endpoint: ep, Probe: prober.ProbeConfig{Commands: cmds}}, Control: control})
+		}()
+		count := func(family string) (hosts, targets int) {
+			mfs, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mf := range mfs {
+				if mf.GetName() != family {
+					continue
+				}
+				for _, m := range mf.GetMetric() {
+					for _, l := range m.GetLabel() {
+						if l.GetName() == "target" && l.GetValue() == name {
+							targets++
+						} else if l.GetName() == "target" {
+							hosts++
+						}
+					}
+				}
+			}
+			return hosts, targets
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, n := count("redis_prober_collector_success"); n > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no collector_success of the target within 10s")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		hosts, targets := count("redis_prober_collector_success")
+		hostDurations, targetDurations := count("redis_prober_collector_duration_seconds")
+		if hostDurations != hosts || hosts == 0 || (on && targetDurations != targets) || (!on && targetDurations != 0) {
+			t.Errorf("flag %v: durations of %d host and %d target collectors, successes %d and %d", on, hostDurations, targetDurations, hosts, targets)
+		}
+		cancel()
+		<-done
+		_ = control.Close()
+	}
+}

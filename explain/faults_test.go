@@ -291,13 +291,9 @@ func TestQuietServer(t *testing.T) {
 }
 
 // TestFaultRedisCPU: redis-server pinned to one CPU beside busy loops of
-// the same priority pinned there too: the server waits for its CPU
-// (/proc/<pid>/schedstat run delay), which is redis_cpu, and no other
-// cause is named. Short of the 90 %: on the test VM about a third
-// of these slow requests show no run delay of the server's main thread at
-// all (the loopback's network work on the starved CPU, run by ksoftirqd,
-// is not the server's run delay), and are unexplained (docs/explain.md,
-// Limits).
+// the same priority pinned there too, the test's own threads (the probe)
+// on the other CPUs: the server waits for its CPU (/proc/<pid>/schedstat
+// run delay), which is redis_cpu.
 func TestFaultRedisCPU(t *testing.T) {
 	srv := redistest.Start(t)
 	h := startHarness(t, srv, 2*time.Millisecond, 200)
@@ -308,5 +304,5 @@ func TestFaultRedisCPU(t *testing.T) {
 		stop := starve(t, srv.PID(), 3, 6*time.Second)
 		stop()
 	})
-	assertShareOf(t, excess, raw, RedisCPU, 10, 0.5)
+	assertShare(t, excess, raw, RedisCPU, 10)
 }

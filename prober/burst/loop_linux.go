@@ -60,8 +60,8 @@ type loopConn struct {
 	dead error
 }
 
-// pacedLoop is a paced load's event loop, touched by its goroutine only.
-type pacedLoop struct {
+// loadLoop is the event loop of a load over TCP, touched by its goroutine only.
+type loadLoop struct {
 	l       *burstLoad
 	ctx     context.Context
 	poll    *wire.Poll
@@ -98,7 +98,7 @@ var errAborted = errors.New("burst stopped with the request in flight")
 // them is plain TCP, stamped when the load is paced (a paced load has
 // nothing else to time its requests by that leaves the client out): it
 // returns the loop, or nil to keep the goroutine per connection.
-func startLoop(ctx context.Context, l *burstLoad, conns []*burstConn, seq []int) *pacedLoop {
+func startLoop(ctx context.Context, l *burstLoad, conns []*burstConn, seq []int) *loadLoop {
 	for _, c := range conns {
 		if c.tcp == nil || (l.plan.Rate > 0 && c.stamps == nil) || c.r.Buffered() > 0 {
 			return nil
@@ -108,25 +108,30 @@ func startLoop(ctx context.Context, l *burstLoad, conns []*burstConn, seq []int)
 	if err != nil {
 		return nil
 	}
-	p := &pacedLoop{l: l, ctx: ctx, poll: poll, conns: map[int32]*loopConn{},
+	p := &loadLoop{l: l, ctx: ctx, poll: poll, conns: map[int32]*loopConn{},
 		timers: wire.NewTimerHeap[*loopConn](), oob: wire.OOB(), errOOB: wire.ErrOOB()}
 	p.rd = resp.NewReader(&p.src, 64<<10)
+	// Every socket is the loop's before any of Go's is closed: where one
+	// cannot be (out of descriptors), the goroutines keep them all.
 	for i, bc := range conns {
 		c := &loopConn{w: newLoadWorker(l, i, l.clients[i], nil, l.shards[i%len(l.shards)], seq), fd: -1}
+		p.all = append(p.all, c)
 		if err := p.adopt(c, bc); err != nil {
 			p.closeAll()
 			poll.Close()
 			return nil
 		}
-		p.all = append(p.all, c)
-		p.free = append(p.free, c)
 	}
+	for _, bc := range conns {
+		bc.Close()
+	}
+	p.free = append(p.free, p.all...)
 	return p
 }
 
-// adopt gives the loop a descriptor of its own for bc's socket and closes
-// Go's (which takes it out of the netpoller).
-func (p *pacedLoop) adopt(c *loopConn, bc *burstConn) error {
+// adopt gives the loop a descriptor of its own for bc's socket; closing
+// Go's then takes it out of the netpoller.
+func (p *loadLoop) adopt(c *loopConn, bc *burstConn) error {
 	fd, err := wire.Dup(bc.tcp)
 	if err == nil {
 		if err = p.poll.Add(fd, unix.EPOLLIN); err != nil {
@@ -134,7 +139,6 @@ func (p *pacedLoop) adopt(c *loopConn, bc *burstConn) error {
 		}
 	}
 	if err != nil {
-		bc.Close()
 		return err
 	}
 	c.fd, c.remote, c.guard, c.sent, c.stamped = fd, bc.c.RemoteAddr(), bc.guard, 0, bc.stamps != nil
@@ -143,12 +147,11 @@ func (p *pacedLoop) adopt(c *loopConn, bc *burstConn) error {
 	}
 	c.dead = nil
 	p.conns[int32(fd)] = c
-	bc.Close()
 	return nil
 }
 
 // run serves the load until a bound, an abort or ctx ends it.
-func (p *pacedLoop) run() {
+func (p *loadLoop) run() {
 	defer wire.PinThread()()
 	defer p.poll.Close()
 	defer p.closeAll()
@@ -201,7 +204,7 @@ func (p *pacedLoop) run() {
 
 // dispatch sends every slot that is due on the free connections, a
 // pipeline at most on each, then yields once and takes the TX stamps.
-func (p *pacedLoop) dispatch() {
+func (p *loadLoop) dispatch() {
 	l, plan := p.l, p.l.plan
 	paced := plan.Rate > 0
 	for !l.stopped.Load() {
@@ -265,7 +268,7 @@ func (p *pacedLoop) dispatch() {
 }
 
 // send encodes a batch of n requests and writes it.
-func (p *pacedLoop) send(c *loopConn, n int) {
+func (p *loadLoop) send(c *loopConn, n int) {
 	w := c.w
 	c.out, n = w.encode(c.out[:0], n)
 	if n == 0 {
@@ -304,7 +307,7 @@ func (p *pacedLoop) send(c *loopConn, n int) {
 
 // write sends what is left of the batch; a full socket buffer waits for
 // EPOLLOUT.
-func (p *pacedLoop) write(c *loopConn) {
+func (p *loadLoop) write(c *loopConn) {
 	k, err := wire.RawWrite(c.fd, c.out[c.wrote:])
 	if err != nil && err != unix.EAGAIN {
 		p.fail(c, &net.OpError{Op: "write", Net: "tcp", Addr: c.remote, Err: err})
@@ -322,7 +325,7 @@ func (p *pacedLoop) write(c *loopConn) {
 }
 
 // drainTX takes the batch's TX stamp from the error queue.
-func (p *pacedLoop) drainTX(c *loopConn) {
+func (p *loadLoop) drainTX(c *loopConn) {
 	ts, ok := p.msg.DrainTX(uintptr(c.fd), p.errOOB, c.want)
 	if !ok {
 		return
@@ -334,7 +337,7 @@ func (p *pacedLoop) drainTX(c *loopConn) {
 }
 
 // onEvent acts on what epoll reported for a connection.
-func (p *pacedLoop) onEvent(c *loopConn, events uint32) {
+func (p *loadLoop) onEvent(c *loopConn, events uint32) {
 	if c.n == 0 {
 		// Nothing was asked: the server closed, reset or wrote out of
 		// turn. The connection is replaced.
@@ -363,7 +366,7 @@ func (p *pacedLoop) onEvent(c *loopConn, events uint32) {
 
 // read takes what has come of the batch's replies; each reply completed
 // by a read gets that read's RX stamp.
-func (p *pacedLoop) read(c *loopConn) {
+func (p *loadLoop) read(c *loopConn) {
 	for c.n > 0 {
 		k, oobn, err := p.msg.Recvmsg(uintptr(c.fd), p.scratch[:], p.oob, unix.MSG_DONTWAIT)
 		switch {
@@ -405,7 +408,7 @@ func (p *pacedLoop) read(c *loopConn) {
 // complete records the batch, its replies all read, and frees the
 // connection; extra says more came than was asked (the stream is out of
 // step: the connection is replaced).
-func (p *pacedLoop) complete(c *loopConn, extra bool) {
+func (p *loadLoop) complete(c *loopConn, extra bool) {
 	if !c.txDone && c.stamped {
 		p.drainTX(c)
 	}
@@ -444,7 +447,7 @@ func (p *pacedLoop) complete(c *loopConn, extra bool) {
 }
 
 // settle ends the batch's bookkeeping: counted, no longer in flight.
-func (p *pacedLoop) settle(c *loopConn) {
+func (p *loadLoop) settle(c *loopConn) {
 	w := c.w
 	w.shard.add(w.batch[:c.n])
 	w.landed()
@@ -457,7 +460,7 @@ func (p *pacedLoop) settle(c *loopConn) {
 
 // fail records every request of the batch with err and replaces the
 // connection.
-func (p *pacedLoop) fail(c *loopConn, err error) {
+func (p *loadLoop) fail(c *loopConn, err error) {
 	w := c.w
 	w.rxOK = false
 	for j := range c.n {
@@ -473,7 +476,7 @@ func (p *pacedLoop) fail(c *loopConn, err error) {
 }
 
 // failAll fails every batch in flight (an abort).
-func (p *pacedLoop) failAll(err error) {
+func (p *loadLoop) failAll(err error) {
 	for _, c := range p.all {
 		if c.n > 0 {
 			p.fail(c, err)
@@ -482,7 +485,7 @@ func (p *pacedLoop) failAll(err error) {
 }
 
 // expire fails the batches past their deadline.
-func (p *pacedLoop) expire() {
+func (p *loadLoop) expire() {
 	now := time.Now()
 	for p.timers.Len() > 0 {
 		c, t := p.timers.First()
@@ -498,7 +501,7 @@ func (p *pacedLoop) expire() {
 }
 
 // takeOff closes the connection's socket; the loop forgets it.
-func (p *pacedLoop) takeOff(c *loopConn) {
+func (p *loadLoop) takeOff(c *loopConn) {
 	if c.fd < 0 {
 		return
 	}
@@ -507,7 +510,7 @@ func (p *pacedLoop) takeOff(c *loopConn) {
 	c.fd = -1
 }
 
-func (p *pacedLoop) removeFree(c *loopConn) {
+func (p *loadLoop) removeFree(c *loopConn) {
 	for i, f := range p.free {
 		if f == c {
 			p.free = append(p.free[:i], p.free[i+1:]...)
@@ -518,7 +521,7 @@ func (p *pacedLoop) removeFree(c *loopConn) {
 
 // redial opens a new connection for c on a goroutine, after the redial
 // pause (a server that refuses is not hammered), and hands it to the loop.
-func (p *pacedLoop) redial(c *loopConn) {
+func (p *loadLoop) redial(c *loopConn) {
 	l := p.l
 	if l.stopped.Load() {
 		return
@@ -550,7 +553,7 @@ func (p *pacedLoop) redial(c *loopConn) {
 // takeRedials puts the connections dialled again back to work; a failed
 // dial leaves the connection free but dead, so its next batch fails with
 // the dial's error, as on the goroutine path.
-func (p *pacedLoop) takeRedials() {
+func (p *loadLoop) takeRedials() {
 	p.redialMu.Lock()
 	got := p.redialed
 	p.redialed = nil
@@ -560,6 +563,7 @@ func (p *pacedLoop) takeRedials() {
 		c.w.vFree = -1
 		if r.err == nil {
 			r.err = p.adopt(c, r.conn)
+			r.conn.Close()
 		}
 		if r.err != nil {
 			c.dead = r.err
@@ -571,7 +575,7 @@ func (p *pacedLoop) takeRedials() {
 
 // closeAll closes every socket, waits for the dials under way and closes
 // what they opened.
-func (p *pacedLoop) closeAll() {
+func (p *loadLoop) closeAll() {
 	for _, c := range p.all {
 		p.takeOff(c)
 	}
@@ -584,10 +588,9 @@ func (p *pacedLoop) closeAll() {
 	p.redialed = nil
 }
 
-// eventLoop is the loop a paced load runs on, or nil to run it on a
-// goroutine per connection (an unpaced load; TLS, a unix socket or a
-// kernel without stamps).
-func (l *burstLoad) eventLoop(ctx context.Context, conns []*burstConn, seq []int) *pacedLoop {
+// eventLoop is the loop the load runs on, or nil to run it on a goroutine
+// per connection (TLS, a unix socket, a paced load without stamps).
+func (l *burstLoad) eventLoop(ctx context.Context, conns []*burstConn, seq []int) *loadLoop {
 	if l.b.Endpoint.TLS != nil {
 		return nil
 	}

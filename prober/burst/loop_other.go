@@ -4,10 +4,10 @@ package burst
 
 import "context"
 
-// pacedLoop is the event loop of a paced load on Linux; elsewhere every
+// loadLoop is the event loop of a load over TCP on Linux; elsewhere every
 // connection keeps a goroutine of its own.
-type pacedLoop struct{}
+type loadLoop struct{}
 
-func (*pacedLoop) run() {}
+func (*loadLoop) run() {}
 
-func (l *burstLoad) eventLoop(context.Context, []*burstConn, []int) *pacedLoop { return nil }
+func (l *burstLoad) eventLoop(context.Context, []*burstConn, []int) *loadLoop { return nil }

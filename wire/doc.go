@@ -3,7 +3,7 @@
 // read (SO_TIMESTAMPING) and their matching, the clocks a request can be
 // timed by, and the parts of an epoll(7) event loop (a raw wait with
 // nanosecond timeouts, a timer heap, raw non-blocking writes) that the
-// probe's loop (prober.Poller) and the paced burst's loop
+// probe's loop (prober.Poller) and the burst's loop
 // (prober/burst) are both built from.
 //
 // Why an event loop at all: Go's netpoller sleeps at least a millisecond

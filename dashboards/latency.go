@@ -155,11 +155,12 @@ func Latency() (dashboard.Dashboard, error) {
 
 	b = b.WithRow(dashboard.NewRowBuilder("Changes").Id(23)).
 		WithPanel(graph(24, "Changes detected",
-			"Changes the prober noticed per interval: restart, version, config, role (failover), kernel, THP. They are also drawn as annotations on every panel.",
+			"Changes the prober noticed per interval: a target's restart, version, config, role (failover), maxmemory, and the prober host's kernel, THP and sysctls. They are also drawn as annotations on every panel.",
 			"short", 8, 12, thresholds(green)).
 			DrawStyle(common.GraphDrawStyleBars).
 			FillOpacity(60).
-			WithTarget(query("A", `sum by (target, kind) (increase(redis_prober_changes_total{target=~"$target"}[$__rate_interval]))`, "{{target}} {{kind}}"))).
+			WithTarget(query("A", `sum by (target, kind) (increase(redis_prober_changes_total{target=~"$target"}[$__rate_interval]))`, "{{target}} {{kind}}")).
+			WithTarget(query("B", `sum by (instance, kind) (increase(redis_prober_host_changes_total[$__rate_interval]))`, "host {{instance}} {{kind}}"))).
 		WithPanel(graph(25, "p99 before and after the last change",
 			"Probe p99 over a window before the last change and since it; the RedisProberLatencyRegressedAfterChange alert fires when 'after' exceeds 1.3x 'before'.",
 			"s", 8, 12, thresholds(green)).

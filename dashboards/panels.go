@@ -60,9 +60,10 @@ func variables(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
 			IncludeAll(true))
 }
 
-// changeAnnotations marks every detected change (restart, version, config,
-// role, kernel, THP) at the moment it happened: the series value is the
-// change's Unix time.
+// changeAnnotations marks every detected change at the moment it
+// happened (the series value is the change's Unix time): a target's
+// (restart, version, config, role, maxmemory, failover) and the prober
+// host's (kernel, THP, sysctl), which every target's latency may follow.
 func changeAnnotations(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
 	return b.Annotation(dashboard.NewAnnotationQueryBuilder().
 		Name("Changes").
@@ -73,7 +74,17 @@ func changeAnnotations(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilde
 		UseValueForTime(true).
 		TitleFormat("{{kind}} changed").
 		TextFormat("{{target}}: {{kind}} changed").
-		TagKeys("target,kind"))
+		TagKeys("target,kind")).
+		Annotation(dashboard.NewAnnotationQueryBuilder().
+			Name("Host changes").
+			Datasource(datasource()).
+			Enable(true).
+			IconColor(orange).
+			Expr(`max by (instance, kind) (redis_prober_host_change_last_timestamp_seconds) * 1000`).
+			UseValueForTime(true).
+			TitleFormat("host {{kind}} changed").
+			TextFormat("{{instance}}: the prober's host {{kind}} changed").
+			TagKeys("instance,kind"))
 }
 
 // quantile is the q-quantile of a latency histogram per the by labels: the

@@ -34,14 +34,15 @@ type ChangesConfig struct {
 
 // Changes is the engine service that notices changes on every target node
 // (restart, Redis version, config, role, maxmemory) and on the host
-// (kernel, THP, sysctls), counts them with Metrics.Change, logs what
-// changed, and keeps the probe latency before the last change and since it.
+// (kernel, THP, sysctls), counts them, logs what changed, and keeps the
+// probe latency before the last change and since it.
 //
-// Host changes are read once per process but counted on every target (the
-// target label of each), since every target's latency may move with them
-// and each target's windows restart at them; a target with several nodes
-// counts a host change once. Redis changes are counted per node event: a
-// CONFIG SET on three Cluster shards counts three config changes.
+// Host changes are read, logged and counted once per process
+// (redis_prober_host_changes_total{kind}: the host is the prober's, not a
+// target's), and every target's windows restart at them, since every
+// target's latency may move with them. Redis changes are counted per node
+// event (Metrics.Change): a CONFIG SET on three Cluster shards counts three
+// config changes of the target.
 type Changes struct {
 	cfg     ChangesConfig
 	log     *slog.Logger
@@ -100,11 +101,14 @@ func NewChanges(cfg ChangesConfig, log *slog.Logger, metrics *prober.Metrics) *C
 	if cfg.MinSamples == 0 {
 		cfg.MinSamples = 300
 	}
+	if cfg.Interval > 0 {
+		metrics.InitHostChanges(hostKinds...)
+	}
 	return &Changes{
 		cfg:     cfg,
 		log:     log,
 		metrics: metrics,
-		host:    &hostCache{paths: cfg.Paths, interval: cfg.Interval, log: log},
+		host:    &hostCache{paths: cfg.Paths, interval: cfg.Interval, log: log, metrics: metrics},
 		infoDesc: prometheus.NewDesc("redis_prober_server_info",
 			"The Redis (or Valkey) version and the replication role of each target node, as INFO said last.",
 			[]string{"target", "node", "version", "role"}, nil),
@@ -224,8 +228,9 @@ func (w *nodeWatcher) checkServer(ctx context.Context, now time.Time) []string {
 }
 
 // checkHost compares the process-wide host reading with what this target
-// saw last; the first node of the target to notice counts the change. It
-// returns the kinds of a host change this node has not seen yet.
+// saw last (the host cache counts the change, once for the process). It
+// returns the kinds of a host change this node has not seen yet, so every
+// node's windows restart at it.
 func (w *nodeWatcher) checkHost(now time.Time) []string {
 	hs := w.c.host.get(now)
 	w.c.mu.Lock()
@@ -237,7 +242,6 @@ func (w *nodeWatcher) checkHost(now time.Time) []string {
 		if chs := diffHost(th.state, hs); len(chs) > 0 {
 			th.kinds = make([]string, 0, len(chs))
 			for _, ch := range chs {
-				w.c.metrics.Change(w.t.Name, ch.kind, now)
 				th.kinds = append(th.kinds, ch.kind)
 			}
 			th.gen++

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/prober"
 )
 
 // hostState is what the change watcher remembers of the prober's host (the
@@ -88,6 +89,7 @@ type hostCache struct {
 	paths    collector.Paths
 	interval time.Duration
 	log      *slog.Logger
+	metrics  *prober.Metrics // counts each host change once
 
 	mu    sync.Mutex
 	at    time.Time
@@ -106,6 +108,7 @@ func (h *hostCache) get(now time.Time) hostState {
 		cur = h.state.merge(cur)
 		for _, c := range diffHost(h.state, cur) {
 			h.log.Info("host change detected", "kind", c.kind, "changed", strings.Join(c.details, ", "))
+			h.metrics.HostChange(c.kind, now)
 		}
 	}
 	h.state, h.at, h.have = cur, now, true

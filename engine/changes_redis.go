@@ -13,8 +13,9 @@ import (
 	"github.com/redis-prober/redis-prober/collector"
 )
 
-// Change kinds, the kind label of redis_prober_changes_total. failover is
-// counted by the Sentinel discoverer.
+// Change kinds, the kind label of redis_prober_changes_total (the host's:
+// of redis_prober_host_changes_total). failover is counted by the Sentinel
+// discoverer.
 const (
 	KindRestart   = "restart"
 	KindVersion   = "version"
@@ -26,9 +27,12 @@ const (
 	KindSysctl    = "sysctl"
 )
 
-// watchedKinds are the kinds the change watcher counts (failover is the
-// Sentinel discoverer's).
-var watchedKinds = []string{KindRestart, KindVersion, KindConfig, KindRole, KindMaxmemory, KindKernel, KindTHP, KindSysctl}
+// watchedKinds are the kinds the change watcher counts per target
+// (failover is the Sentinel discoverer's); hostKinds once for the process.
+var (
+	watchedKinds = []string{KindRestart, KindVersion, KindConfig, KindRole, KindMaxmemory}
+	hostKinds    = []string{KindKernel, KindTHP, KindSysctl}
+)
 
 // serverState is what the change watcher remembers of one Redis server.
 type serverState struct {

@@ -163,6 +163,32 @@ func (r *changesRig) waitKind(target, kind string, want float64) {
 	r.rounds(3)
 }
 
+// hostCounts are the non-zero redis_prober_host_changes_total by kind.
+func (r *changesRig) hostCounts() map[string]float64 {
+	r.t.Helper()
+	out := map[string]float64{}
+	for _, mf := range r.gather("redis_prober_host_changes_total") {
+		if v := mf.GetCounter().GetValue(); v != 0 {
+			out[label(mf, "kind")] = v
+		}
+	}
+	return out
+}
+
+// waitHostKind waits for the host's count of kind to reach want, then
+// for every node to check again (so each has restarted its windows).
+func (r *changesRig) waitHostKind(kind string, want float64) {
+	r.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for r.hostCounts()[kind] < want {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("host %s changes = %v, want %v; logs:\n%s", kind, r.hostCounts()[kind], want, r.logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r.rounds(3)
+}
+
 func (r *changesRig) expect(target string, want map[string]float64) {
 	r.t.Helper()
 	got := r.counts(target)
@@ -300,8 +326,9 @@ func TestChangesOnTheHost(t *testing.T) {
 	srv := redistest.Start(t)
 	host := newHostTree(t)
 	r := newChangesRig(t, host.paths)
-	// Target a has two nodes (as a Cluster would): a host change counts
-	// once for it. Target b counts it too.
+	// Target a has two nodes (as a Cluster would), b one: a host change
+	// counts once for the process and on no target, and every node's
+	// windows restart at it.
 	sink := r.run("a", "n1", srv.Addr(), nil)
 	r.run("a", "n2", srv.Addr(), nil)
 	r.run("b", "", srv.Addr(), nil)
@@ -311,23 +338,33 @@ func TestChangesOnTheHost(t *testing.T) {
 	r.rounds(3)
 	r.expect("a", map[string]float64{})
 	r.expect("b", map[string]float64{})
+	if got := r.gather("redis_prober_host_changes_total"); len(got) != len(hostKinds) {
+		t.Errorf("%d host change counters before any change, want one per kind at 0", len(got))
+	}
 	if got := r.gather("redis_prober_change_latency_seconds"); len(got) != 0 {
 		t.Fatalf("latency windows before any change: %v", got)
 	}
 
+	expectHost := func(want map[string]float64) {
+		t.Helper()
+		if got := r.hostCounts(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("host changes = %v, want %v; logs:\n%s", got, want, r.logs)
+		}
+		r.expect("a", map[string]float64{})
+		r.expect("b", map[string]float64{})
+	}
 	host.write("proc/sys/kernel/osrelease", "6.12.0-1-amd64\n")
-	r.waitKind("a", KindKernel, 1)
-	r.waitKind("b", KindKernel, 1)
-	r.expect("a", map[string]float64{KindKernel: 1})
-	r.expect("b", map[string]float64{KindKernel: 1})
+	r.waitHostKind(KindKernel, 1)
+	expectHost(map[string]float64{KindKernel: 1})
 
 	host.write("sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n")
-	r.waitKind("a", KindTHP, 1)
+	r.waitHostKind(KindTHP, 1)
 	host.write("proc/sys/vm/swappiness", "60\n")
-	r.waitKind("a", KindSysctl, 1)
-	r.waitKind("b", KindSysctl, 1)
-	r.expect("a", map[string]float64{KindKernel: 1, KindTHP: 1, KindSysctl: 1})
-	r.expect("b", map[string]float64{KindKernel: 1, KindTHP: 1, KindSysctl: 1})
+	r.waitHostKind(KindSysctl, 1)
+	expectHost(map[string]float64{KindKernel: 1, KindTHP: 1, KindSysctl: 1})
+	if got := r.gather("redis_prober_host_change_last_timestamp_seconds"); len(got) != 3 {
+		t.Errorf("%d host change timestamps, want one per kind changed", len(got))
+	}
 
 	logs := r.logs.String()
 	for _, want := range []string{"kernel: 6.1.0-18-amd64 → 6.12.0-1-amd64", "transparent_hugepage/enabled: madvise → always", "vm.swappiness: 1 → 60"} {
@@ -343,7 +380,7 @@ func TestChangesOnTheHost(t *testing.T) {
 	r.rounds(3)
 	host.write("proc/sys/vm/swappiness", "60\n")
 	r.rounds(3)
-	r.expect("a", map[string]float64{KindKernel: 1, KindTHP: 1, KindSysctl: 1})
+	expectHost(map[string]float64{KindKernel: 1, KindTHP: 1, KindSysctl: 1})
 
 	// Node n1 was fed samples before the changes: its "before" window
 	// holds them.
@@ -363,7 +400,7 @@ func TestChangesOnTheHost(t *testing.T) {
 		sink.Record(0, prober.ResultOK, 2*time.Millisecond)
 	}
 	host.write("proc/sys/vm/swappiness", "10\n")
-	r.waitKind("a", KindSysctl, 2)
+	r.waitHostKind(KindSysctl, 2)
 	for range 5 {
 		sink.Record(0, prober.ResultOK, 4*time.Millisecond)
 	}
@@ -434,9 +471,9 @@ func TestConfigDiffNamesParameters(t *testing.T) {
 	}
 }
 
-// The status page's last change: a host change is counted once per target
-// (by the first node to notice) yet every node of the target says what its
-// window restarted at; a Redis change is the node's own.
+// The status page's last change: a host change is counted once for the
+// process, yet every node says what its window restarted at; a Redis
+// change is the node's own.
 func TestChangesLastChangeOfEveryNode(t *testing.T) {
 	srv, other := redistest.Start(t), redistest.Start(t)
 	host := newHostTree(t)
@@ -451,7 +488,7 @@ func TestChangesLastChangeOfEveryNode(t *testing.T) {
 	}
 
 	host.write("proc/sys/kernel/osrelease", "6.12.0-1-amd64\n")
-	r.waitKind("a", KindKernel, 1)
+	r.waitHostKind(KindKernel, 1)
 	for _, node := range []string{"n1", "n2"} {
 		lc, ok := r.svc.LastChange("a", node)
 		if !ok || fmt.Sprint(lc.Kinds) != "[kernel]" || lc.At.IsZero() || len(lc.Before) != 1 || lc.Before[0].Command != "get" {

@@ -104,6 +104,8 @@ type Metrics struct {
 	scheduleLag prometheus.Histogram
 	changes     *prometheus.CounterVec
 	changeLast  *prometheus.GaugeVec
+	hostChanges *prometheus.CounterVec
+	hostLast    *prometheus.GaugeVec
 	clientDelay *histVec // one child: every probe of every target observes it
 	clock       *prometheus.GaugeVec
 	fallbacks   *prometheus.CounterVec
@@ -170,11 +172,17 @@ func NewMetricsWith(reg prometheus.Registerer, opts MetricsOptions) *Metrics {
 		"Probe requests on a kernel-stamped connection timed by the prober's own clock instead, because a stamp was missing or disagreed with the monotonic clock (a clock step).",
 		"target", "node")
 	m.changes = addCounters(m, "redis_prober_changes_total",
-		"Changes detected on a target: restart, version, config, role, failover, kernel, thp, sysctl.",
+		"Changes detected on a target: restart, version, config, role, maxmemory, failover (the prober's host's are redis_prober_host_changes_total).",
 		"target", "kind")
 	m.changeLast = addGauges(m, "redis_prober_change_last_timestamp_seconds",
 		"Unix time of the last change of each kind detected on a target.",
 		"target", "kind")
+	m.hostChanges = addCounters(m, "redis_prober_host_changes_total",
+		"Changes detected on the prober's host, once for the process: kernel, thp, sysctl.",
+		"kind")
+	m.hostLast = addGauges(m, "redis_prober_host_change_last_timestamp_seconds",
+		"Unix time of the last change of each kind detected on the prober's host.",
+		"kind")
 	reg.MustRegister(m)
 	return m
 }
@@ -362,8 +370,22 @@ func (m *Metrics) InitChanges(target string, kinds ...string) {
 	}
 }
 
+// InitHostChanges creates the host change counters of kinds at 0.
+func (m *Metrics) InitHostChanges(kinds ...string) {
+	for _, k := range kinds {
+		m.hostChanges.WithLabelValues(k)
+	}
+}
+
+// HostChange counts one detected change of the prober's host (kind: kernel,
+// thp, sysctl) and stamps its time.
+func (m *Metrics) HostChange(kind string, at time.Time) {
+	m.hostChanges.WithLabelValues(kind).Inc()
+	m.hostLast.WithLabelValues(kind).Set(float64(at.UnixNano()) / 1e9)
+}
+
 // Change counts one detected change of a target (kind: restart, version,
-// config, role, failover, kernel, thp, sysctl, ...) and stamps its time.
+// config, role, maxmemory, failover) and stamps its time.
 func (m *Metrics) Change(target, kind string, at time.Time) {
 	m.changes.WithLabelValues(target, kind).Inc()
 	m.changeLast.WithLabelValues(target, kind).Set(float64(at.UnixNano()) / 1e9)

@@ -2,7 +2,6 @@ package explain
 
 import (
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -28,16 +27,6 @@ func BenchmarkInfoTick(b *testing.B) {
 		cur := snapOf(info, int64(i+1))
 		_ = infoEvidence(prev, cur)
 		prev = cur
-	}
-}
-
-// BenchmarkProcSample is one /proc sample of a process (the benchmark's
-// own), as SampleProc takes it of a local redis-server.
-func BenchmarkProcSample(b *testing.B) {
-	s := procSampler{paths: collector.DefaultPaths(), pid: os.Getpid(), dir: "/proc/" + strconv.Itoa(os.Getpid())}
-	b.ReportAllocs()
-	for i := range b.N {
-		s.sample(int64(i+1) * int64(time.Millisecond))
 	}
 }
 

@@ -12,37 +12,50 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// starve pins the process pid (its main thread: Redis's event loop) to
-// one CPU and runs loops busy processes there for d, at the test's own
-// priority; stop ends them and lets the server run anywhere again. The
-// loops are processes of their own: in the test's process they would take
-// the Go scheduler's Ps from the probe.
-func starve(t *testing.T, pid, loops int, d time.Duration) (stop func()) {
+// isolate pins the process pid (its main thread, Redis's event loop, and
+// the children it forks from now on) to one CPU and the test's own threads
+// (the probe among them) to the others, so a fault on the server's CPU is
+// not the probe's too: starved there, the probe would be late and charge
+// its own lateness (host). It returns the server's CPU; restore undoes it.
+func isolate(t *testing.T, pid int) (cpu int, restore func()) {
 	t.Helper()
 	var all, one unix.CPUSet
 	if err := unix.SchedGetaffinity(pid, &all); err != nil {
 		t.Fatalf("affinity of %d: %v", pid, err)
 	}
-	cpu := -1
+	cpu = -1
 	for i := range 1024 {
 		if all.IsSet(i) {
 			cpu = i
 			break
 		}
 	}
+	rest := all
+	rest.Clear(cpu)
+	if rest.Count() == 0 {
+		t.Skip("one CPU: the probe would share the server's")
+	}
 	one.Set(cpu)
 	if err := unix.SchedSetaffinity(pid, &one); err != nil {
 		t.Fatalf("pin %d to CPU %d: %v", pid, cpu, err)
 	}
-	// The test's own threads (the probe among them) keep off that CPU:
-	// starved there too, the probe would be late and charge its own
-	// lateness to Redis, which is the host's doing.
-	rest := all
-	rest.Clear(cpu)
-	if rest.Count() == 0 {
-		t.Skip("one CPU: the probe would starve with the server")
+	back := pinThreads(t, &rest, &all)
+	return cpu, func() {
+		if err := unix.SchedSetaffinity(pid, &all); err != nil {
+			t.Errorf("unpin %d: %v", pid, err)
+		}
+		back()
 	}
-	restore := pinThreads(t, &rest, &all)
+}
+
+// starve isolates the process pid on one CPU (isolate) and runs loops busy
+// processes there for d, at the test's own priority; stop ends them and
+// undoes the isolation.
+func starve(t *testing.T, pid, loops int, d time.Duration) (stop func()) {
+	t.Helper()
+	cpu, restore := isolate(t, pid)
+	var one unix.CPUSet
+	one.Set(cpu)
 	var cmds []*exec.Cmd
 	end := time.Now().Add(d)
 	for range loops {
@@ -60,9 +73,6 @@ func starve(t *testing.T, pid, loops int, d time.Duration) (stop func()) {
 		for _, cmd := range cmds {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
-		}
-		if err := unix.SchedSetaffinity(pid, &all); err != nil {
-			t.Errorf("unpin %d: %v", pid, err)
 		}
 		restore()
 	}

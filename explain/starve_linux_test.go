@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,26 +55,32 @@ func isolate(t *testing.T, pid int) (cpu int, restore func()) {
 func starve(t *testing.T, pid, loops int, d time.Duration) (stop func()) {
 	t.Helper()
 	cpu, restore := isolate(t, pid)
-	var one unix.CPUSet
-	one.Set(cpu)
 	var cmds []*exec.Cmd
 	end := time.Now().Add(d)
+	// Each loop is pinned before it starts (taskset), bounded in time
+	// (timeout, which passes a TERM on to it) and ended with the test's
+	// process (Pdeathsig): a test that fails or is killed leaves no busy
+	// loop behind on a shared host.
+	kill := func() {
+		for _, cmd := range cmds {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		}
+		cmds = nil
+	}
+	t.Cleanup(kill)
 	for range loops {
-		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		cmd := exec.Command("taskset", "-c", strconv.Itoa(cpu), "timeout", strconv.Itoa(int(d.Seconds())+5),
+			"sh", "-c", "while :; do :; done")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("busy loop: %v", err)
 		}
 		cmds = append(cmds, cmd)
-		if err := unix.SchedSetaffinity(cmd.Process.Pid, &one); err != nil {
-			t.Errorf("pin a busy loop: %v", err)
-		}
 	}
 	return func() {
 		time.Sleep(time.Until(end))
-		for _, cmd := range cmds {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
+		kill()
 		restore()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -308,5 +309,68 @@ func TestTopologyFailuresLogOncePerSpell(t *testing.T) {
 	}
 	if f, w := logs.lines("topology discovery failed"), logs.lines("works again"); w > f {
 		t.Errorf("%d 'works again' lines after %d failures logged, want one at most for each", w, f)
+	}
+}
+
+// A Sentinel whose SENTINEL REPLICAS answer does not come (it hangs up,
+// as a timeout or a restart would) says nothing of the replicas: the
+// nodes known so far keep their probes, and the failure is logged once.
+// One that refuses the command (an error reply) has no replicas to give:
+// the primary alone is probed.
+func TestSentinelReplicasUnansweredKeepsThem(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		later faulttest.Reply // what REPLICAS gets after its first three answers
+		nodes int             // probed in the end
+		log   int             // "keeping the nodes known so far" lines
+	}{
+		{"hangs up", faulttest.Reply{}, 4, 1},
+		{"refuses", faulttest.Bytes("-ERR unknown subcommand 'replicas'\r\n"), 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked atomic.Int64
+			list := "*3\r\n"
+			for i := range 3 {
+				host, port, _ := strings.Cut(docAddr(i+1), ":")
+				list += array("name", "r", "ip", host, "port", port, "flags", "slave")
+			}
+			sentinel := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {
+				if args[0] != "SENTINEL" || len(args) < 2 {
+					return faulttest.Bytes("-ERR unknown command\r\n")
+				}
+				switch strings.ToLower(args[1]) {
+				case "get-master-addr-by-name":
+					return faulttest.Bytes(array("192.0.2.200", "6379"))
+				case "replicas", "slaves":
+					if asked.Add(1) <= 3 {
+						return faulttest.Bytes(list)
+					}
+					return tc.later
+				}
+				return faulttest.Bytes("-ERR unknown subcommand\r\n")
+			}))
+			tg := hostileTarget(t, sentinel)
+			_, sep, err := ParseAddr(sentinel.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg.Endpoint = prober.Endpoint{Network: "tcp", Password: "s3cret"}
+			tg.Sentinel = &SentinelOptions{MasterName: "mymaster", Sentinels: []prober.Endpoint{sep}, ProbeReplicas: true, Refresh: 50 * time.Millisecond}
+			reg, logs, stop := startHostile(t, tg)
+			defer stop()
+			waitFor(t, 10*time.Second, "the primary and its three replicas", func() bool { return len(upByNode(t, reg, "hostile")) == 4 })
+			// Several rounds past the third answer.
+			waitFor(t, 10*time.Second, "rounds after the last answer", func() bool { return asked.Load() >= 10 })
+			waitFor(t, 10*time.Second, "the nodes of the later rounds", func() bool { return len(upByNode(t, reg, "hostile")) == tc.nodes })
+			if n := logs.lines("keeping the nodes known so far"); n != tc.log {
+				t.Errorf("%d log lines keeping the known nodes, want %d:\n%s", n, tc.log, logs.String())
+			}
+			// Still so after more rounds.
+			at := asked.Load()
+			waitFor(t, 10*time.Second, "more rounds", func() bool { return asked.Load() >= at+5 })
+			if got := len(upByNode(t, reg, "hostile")); got != tc.nodes {
+				t.Errorf("%d nodes probed after more rounds, want %d", got, tc.nodes)
+			}
+		})
 	}
 }

@@ -67,11 +67,19 @@ func (d *sentinelDiscoverer) discover(ctx context.Context) ([]nodeSpec, error) {
 		cands := []candidate{{addr: primary}}
 		if d.t.Sentinel.ProbeReplicas {
 			replicas, err := c.Replicas(ctx, d.t.Sentinel.MasterName).Result()
-			if err == nil {
-				for _, r := range replicas {
-					if r["flags"] == "slave" && r["ip"] != "" && r["port"] != "" {
-						cands = append(cands, candidate{addr: net.JoinHostPort(r["ip"], r["port"]), replica: true})
-					}
+			var refused redis.Error
+			if err != nil && !errors.As(err, &refused) {
+				// The answer did not come (a timeout, a dropped
+				// connection): this round knows nothing of the
+				// replicas, and taking none would stop their probes
+				// until the next round. A Sentinel that refuses the
+				// command has none to give, and the primary stands.
+				errs = append(errs, fmt.Errorf("sentinel %s: replicas: %w", d.t.Sentinel.Sentinels[idx].Addr, err))
+				continue
+			}
+			for _, r := range replicas {
+				if r["flags"] == "slave" && r["ip"] != "" && r["port"] != "" {
+					cands = append(cands, candidate{addr: net.JoinHostPort(r["ip"], r["port"]), replica: true})
 				}
 			}
 		}

@@ -58,9 +58,9 @@ type commandlogEntry struct {
 	id, micros int64
 }
 
-// commandlogSupported says whether the server of info has COMMANDLOG:
+// CommandlogSupported says whether the server of info has COMMANDLOG:
 // Valkey 8.1 or newer (valkey_version; Valkey reports redis_version 7.2.4).
-func commandlogSupported(info Info) bool {
+func CommandlogSupported(info Info) bool {
 	parts := strings.SplitN(info["valkey_version"], ".", 3)
 	if len(parts) < 2 {
 		return false
@@ -223,7 +223,7 @@ func (t *Target) refreshCommandlog(ctx context.Context, info Info, infoErr error
 	if infoErr != nil {
 		return nil, st.seen, infoErr
 	}
-	if st.seen = commandlogSupported(info); !st.seen {
+	if st.seen = CommandlogSupported(info); !st.seen {
 		return nil, false, nil
 	}
 	// Kept across refreshes (the tracker, a refusal): a substring would

@@ -214,12 +214,12 @@ func TestCommandlogSupported(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := commandlogSupported(info); got != tt.want {
+		if got := CommandlogSupported(info); got != tt.want {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
 	for v, want := range map[string]bool{"8.1.0": true, "8.2.1": true, "9.0.0": true, "10.0": true, "8.0.9": false, "7.9": false, "8": false, "x.y": false} {
-		if got := commandlogSupported(Info{"valkey_version": v}); got != want {
+		if got := CommandlogSupported(Info{"valkey_version": v}); got != want {
 			t.Errorf("valkey %s: %v, want %v", v, got, want)
 		}
 	}

@@ -93,15 +93,3 @@ func serverMicros(info collector.Info) int64 {
 	}
 	return v
 }
-
-// hasCommandlog says whether the server has COMMANDLOG (Valkey 8.1+), whose
-// slow log the SLOWLOG of before became.
-func hasCommandlog(info collector.Info) bool {
-	parts := strings.SplitN(info["valkey_version"], ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(parts[1])
-	return err1 == nil && err2 == nil && (ma > 8 || ma == 8 && mi >= 1)
-}

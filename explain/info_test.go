@@ -143,11 +143,3 @@ func TestParseLatency(t *testing.T) {
 		t.Error("parseLatencyHistory took a short pair")
 	}
 }
-
-func TestHasCommandlog(t *testing.T) {
-	for v, want := range map[string]bool{"": false, "8.0.2": false, "8.1.0": true, "9.0.1": true, "x.y": false} {
-		if got := hasCommandlog(collector.Info{"valkey_version": v}); got != want {
-			t.Errorf("valkey %q: %v, want %v", v, got, want)
-		}
-	}
-}

@@ -115,7 +115,7 @@ func (r *Reader) Tick(ctx context.Context) {
 		return
 	}
 	through := r.dateInfo(info, replied)
-	r.commandlog = hasCommandlog(info)
+	r.commandlog = collector.CommandlogSupported(info)
 	cur := snapOf(info, through)
 	if r.hasPrev && cur.runID != r.prev.runID {
 		// A restart: the logs' ids and times start over.

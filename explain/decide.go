@@ -45,8 +45,13 @@ func (r Request) Start() int64 { return r.End - int64(r.Latency) }
 //     them it would not have been slow;
 //  2. else the cause whose stalls cover the most of its latency, if at
 //     least half of it;
-//  3. else a cause that merely coincides with it: a state that held, or
-//     stalls too short for the above but of at least half the threshold;
+//  3. else a cause that merely coincides with it: a state that held,
+//     stalls too short for the above but of at least half the threshold,
+//     or a total spread over a window (a run delay) that would pass step
+//     1 or 2 had all of it fallen on this request. A run delay is not
+//     spread evenly: the scheduler makes the server wait in whole ticks
+//     (4 ms at HZ=250) and only when it has work, which is when requests
+//     come, so a window's 4 ms is often one request's 4 ms;
 //  4. else Unexplained.
 //
 // Within steps 1 and 3 the first cause in the order of precedence (the
@@ -54,7 +59,7 @@ func (r Request) Start() int64 { return r.End - int64(r.Latency) }
 // request timed by the prober's own clock: a kernel-stamped latency has
 // this host's delays out of its figure already.
 func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
-	var timed [NumCauses]time.Duration
+	var timed, whole [NumCauses]time.Duration
 	var state [NumCauses]bool
 	from, to := r.Start(), r.End
 	for _, e := range ev {
@@ -64,11 +69,13 @@ func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
 		if e.Cause == Host && !r.UserClock {
 			continue
 		}
-		d := e.Dur
+		d, all := e.Dur, e.Dur
 		if e.Spread && e.To > e.From {
 			overlap := min(e.To, to) - max(e.From, from)
 			d = time.Duration(float64(e.Dur) * float64(overlap) / float64(e.To-e.From))
+			all = min(e.Dur, time.Duration(overlap))
 		}
+		whole[e.Cause] += all
 		if e.Dur == 0 {
 			state[e.Cause] = true
 		}
@@ -91,7 +98,8 @@ func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
 	for c := range Unexplained {
 		// A stall too short to matter (under half the threshold) is no
 		// coincidence worth naming.
-		if state[c] || timed[c] >= threshold/2 {
+		could := whole[c] > 0 && (r.Latency-whole[c] < threshold || 2*whole[c] >= r.Latency)
+		if state[c] || timed[c] >= threshold/2 || could {
 			return c
 		}
 	}

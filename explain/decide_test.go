@@ -55,6 +55,15 @@ func TestDecidePrecedence(t *testing.T) {
 			spread(RedisCPU, 960, 1000, 35*time.Millisecond), spread(RedisCPU, 1000, 1100, 50*time.Millisecond)}, RedisCPU},
 		{"run delay outside the request is not charged", req, []Evidence{
 			spread(RedisCPU, 800, 960, 80*time.Millisecond), at(Expiry, 0, 2000, 0)}, Expiry},
+		// The scheduler makes a server wait in whole ticks and only when
+		// it has work: 32 ms of run delay over 2 s may all have been this
+		// request's, 15 ms would not account for it even so.
+		{"a run delay that could have fallen on it whole", req, []Evidence{
+			spread(RedisCPU, 0, 2000, 32*time.Millisecond)}, RedisCPU},
+		{"a run delay too small even whole", req, []Evidence{
+			spread(RedisCPU, 0, 2000, 15*time.Millisecond)}, Unexplained},
+		{"a possible run delay only coincides", req, []Evidence{
+			spread(RedisCPU, 0, 2000, 32*time.Millisecond), at(Fork, 0, 2000, 0)}, Fork},
 		{"the largest stall covering half the latency", req, []Evidence{
 			spread(RedisCPU, 960, 1000, 25*time.Millisecond), at(Expiry, 0, 2000, 0),
 			at(SlowCommand, 900, 2000, 8*time.Millisecond)}, RedisCPU},

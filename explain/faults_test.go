@@ -311,12 +311,11 @@ func TestFaultRedisCPU(t *testing.T) {
 		stop := starve(t, srv.PID(), 3, 6*time.Second)
 		stop()
 	})
-	// Half, not the other faults' 90 %: the probe has the other CPU,
-	// which make test shares with the packages tested beside this one,
-	// and a probe late there charges its lateness as unexplained (never
-	// as another cause: the 5 % rule holds). Alone it is 99-100 %;
-	// within make test it read 86 % and 77 % (131 of 152, 203 of 264).
-	assertShareOf(t, excess, raw, RedisCPU, 10, 0.5)
+	// 90 % like the other faults, on a host as busy as make test's: the
+	// scheduler makes the server wait in whole ticks, and a window's run
+	// delay that could have fallen whole on a request names it (Decide's
+	// step 3); spread evenly it read 50-86 % within make test.
+	assertShare(t, excess, raw, RedisCPU, 10)
 }
 
 // memDir is a directory in /dev/shm (removed at the end), or a temporary

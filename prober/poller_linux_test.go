@@ -370,3 +370,84 @@ func TestPolledStaleTXStampNotMatched(t *testing.T) {
 		}
 	}
 }
+
+// An overdue request is charged what its connection spent on Redis past
+// its due time, never the prober's lateness in reading replies: a loop that
+// reads a prompt reply late sends the next slot overdue but free on the
+// wire (its lag, not Redis's); a server that held a reply past the next
+// slot's due time is charged from that due time to the reply's arrival, on
+// top of the next request's own round trip; and a backlog after a stall,
+// drained by a loop late at every read, is charged as a prompt loop would
+// have drained it. Slots are 100 ms apart; the first is sent at once.
+func TestOverdueChargedByPreviousArrival(t *testing.T) {
+	srv := redistest.Start(t)
+	ep := Endpoint{Network: "tcp", Addr: srv.Addr()}
+	const interval = 100 * time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		pause    time.Duration // Redis stopped this long after the first request
+		late     time.Duration // the loop reads each reply this long after it could
+		requests int
+		// the last request's charge: at least min, under max
+		min, max time.Duration
+	}{
+		// Without the rule: from its due time to its reply, 2*interval.
+		{"prompt reply read late", 0, 3 * interval, 2, 0, interval},
+		// The first reply came after the resume, 3*interval after the
+		// first slot: 2*interval after the second was due.
+		{"reply held past the next due time", 3 * interval, 0, 2, 2 * interval, time.Hour},
+		// A prompt loop would have sent the second request at the resume
+		// (3*interval) and the third a round trip later, interval after
+		// it was due. By the arrival of each reply instead, the loop's
+		// 150 ms lateness at the second read would be charged too.
+		{"backlog drained by a late loop", 3 * interval, 3 * interval / 2, 3, interval, 2 * interval},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, pc, rec, _ := manualLoop(t, ep, 5*time.Second)
+			pc.w.sched = NewTimetable(time.Now(), interval)
+			if tc.pause > 0 {
+				srv.Pause()
+				defer srv.Resume() // should the test fail before its resume
+			}
+			pc.s = pc.w.claim()
+			sent := time.Now()
+			if !l.send(pc, sent) || !pc.inflight {
+				t.Fatal("the first request was not sent")
+			}
+			if tc.pause > 0 {
+				time.Sleep(tc.pause - time.Since(sent))
+				srv.Resume()
+			}
+			// Each read settles the reply that has arrived; the loop
+			// sends the next slot, overdue, as soon as it settles one.
+			deadline := time.Now().Add(10 * time.Second)
+			for i := range tc.requests {
+				time.Sleep(tc.late)
+				for n := 0; n <= i; {
+					if time.Now().After(deadline) {
+						t.Fatalf("%d of %d replies in 10 s", n, tc.requests)
+					}
+					l.read(pc, false)
+					rec.mu.Lock()
+					n = len(rec.res)
+					rec.mu.Unlock()
+					if n <= i {
+						time.Sleep(time.Millisecond)
+					}
+				}
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			for i, r := range rec.res {
+				if r != ResultOK {
+					t.Fatalf("request %d: %v, want an answer", i, r)
+				}
+			}
+			last := rec.lat[tc.requests-1]
+			t.Logf("charged %v", rec.lat)
+			if last < tc.min || last >= tc.max {
+				t.Errorf("the last request was charged %v, want [%v, %v)", last, tc.min, tc.max)
+			}
+		})
+	}
+}

@@ -126,6 +126,11 @@ type worker struct {
 	// unpolled: the poller could not take a connection, so none is offered
 	// to it again.
 	unpolled bool
+	// freeAt is when the connection's last reply would have arrived had
+	// the prober never been late: its RX stamp when it was sent on time,
+	// else its due time plus its charge (see charge). Zero when unknown (a
+	// new connection, a reply timed by the prober's clock).
+	freeAt time.Time
 }
 
 // drive runs the worker on the calling goroutine until it stops, or until
@@ -148,7 +153,8 @@ type slotTiming struct {
 	woke, start  time.Time // woke: when the worker went to send; start: where the charge begins
 	lag          time.Duration
 	overdue      bool
-	ci           int // which command
+	wireLag      bool // an overdue request's lag, split off by its connection's RX stamps (heldOnWire)
+	ci           int  // which command
 }
 
 // claim takes the next slot of the schedule.
@@ -232,7 +238,7 @@ func (w *worker) settle(s *slotTiming, err error, end time.Time, userClock bool,
 	// A failure other than a reply has no reply stamp: its age is the
 	// user-space reading (a timeout at its true age).
 	d := w.charge(s, end, userClock || (err != nil && !replied), ex)
-	if !s.overdue {
+	if !s.overdue || s.wireLag {
 		// Recorded after the request, so its cost stays out of the
 		// measured round trip.
 		p.rec.RecordLag(s.lag)
@@ -280,6 +286,7 @@ func (w *worker) drop() {
 	w.conn.Store(nil)
 	_ = w.pc.Close()
 	w.pc = nil
+	w.freeAt = time.Time{}
 }
 
 // charge returns the latency of the request just made, by the charging rule
@@ -288,7 +295,17 @@ func (w *worker) drop() {
 // reply's last bytes. Without trustworthy stamps it is the user-space
 // reading from start to end. A request that had to open its connection
 // first is timed in user space too: its dial belongs in the figure.
+//
+// An overdue request whose connection has a known freeAt is charged from
+// its own TX stamp plus the part of its wait that the connection spent on
+// Redis (heldOnWire); the prober's lateness in reading replies is schedule
+// lag, not Redis latency. freeAt follows a client that is never late:
+// after a stall, a backlog drained by a slow reader is charged as a prompt
+// reader would have drained it, so the reader's lateness at each step does
+// not pile up on the requests behind.
 func (w *worker) charge(s *slotTiming, end time.Time, userClock bool, ex wire.Exchange) time.Duration {
+	freeAt := w.freeAt
+	w.freeAt = time.Time{}
 	start := s.woke
 	var from time.Time
 	if s.overdue {
@@ -297,12 +314,26 @@ func (w *worker) charge(s *slotTiming, end time.Time, userClock bool, ex wire.Ex
 	if userClock {
 		return end.Sub(start)
 	}
+	onWire := s.overdue && !freeAt.IsZero()
+	if onWire {
+		from = time.Time{}
+	}
 	d, delay, ok := wire.Timing(ex, from, s.woke, end)
 	if !ok {
 		w.probe.rec.ClockFallback()
 		return end.Sub(start)
 	}
 	w.probe.rec.RecordClientDelay(delay)
+	if onWire {
+		held, lag := heldOnWire(s.due, freeAt, s.woke)
+		d += held
+		s.lag, s.wireLag = lag, true
+	}
+	if s.overdue {
+		w.freeAt = s.due.Add(d)
+	} else {
+		w.freeAt = ex.ReadAt.Add(-delay) // the RX stamp
+	}
 	return d
 }
 

@@ -103,3 +103,19 @@ func chargeFrom(claimed, due, woke time.Time) (start time.Time, lag time.Duratio
 	}
 	return woke, woke.Sub(due), false
 }
+
+// heldOnWire splits the wait of an overdue request by the kernel's view of
+// its connection: the connection was Redis's until its previous reply
+// arrived, or would have for a prober never late (freeAt, see
+// worker.charge), and only the part of the wait after the due time and
+// before then is Redis's doing (held, charged on top of the request's own
+// wire time). What came after, until the worker woke to send, is the
+// prober reading late (lag): charged to Redis, a client starved of CPU
+// would show as a slow server.
+func heldOnWire(due, freeAt, woke time.Time) (held, lag time.Duration) {
+	free := freeAt
+	if due.After(free) {
+		free = due
+	}
+	return max(freeAt.Sub(due), 0), max(woke.Sub(free), 0)
+}

@@ -63,3 +63,28 @@ func TestChargeFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldOnWire: an overdue request is charged the part of its wait that
+// its connection spent on Redis (until the previous reply arrived), not the
+// prober's lateness in reading that reply.
+func TestHeldOnWire(t *testing.T) {
+	due := time.Unix(1000, 0)
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name              string
+		freeAt, woke      time.Time
+		wantHeld, wantLag time.Duration
+	}{
+		{"reply came after the due time, read at once", due.Add(30 * ms), due.Add(30 * ms), 30 * ms, 0},
+		{"reply came after the due time, read late", due.Add(30 * ms), due.Add(50 * ms), 30 * ms, 20 * ms},
+		{"reply came in time, read late", due.Add(-2 * ms), due.Add(40 * ms), 0, 40 * ms},
+		{"reply came exactly at the due time", due, due.Add(5 * ms), 0, 5 * ms},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			held, lag := heldOnWire(due, tc.freeAt, tc.woke)
+			if held != tc.wantHeld || lag != tc.wantLag {
+				t.Errorf("heldOnWire = (%v, %v), want (%v, %v)", held, lag, tc.wantHeld, tc.wantLag)
+			}
+		})
+	}
+}

@@ -8,7 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/redis-prober/redis-prober/internal/families"
+	"github.com/redis-prober/redis-prober/internal/exposition"
 )
 
 // sink is where the emit functions send a target's series: the channel of
@@ -63,11 +63,11 @@ type gathering struct {
 	pairs map[ownPair]*dto.LabelPair
 	errs  prometheus.MultiError
 
-	metrics  families.Slab[dto.Metric]
-	gauges   families.Slab[dto.Gauge]
-	counters families.Slab[dto.Counter]
-	floats   families.Slab[float64]
-	labels   families.Slab[*dto.LabelPair]
+	metrics  exposition.Slab[dto.Metric]
+	gauges   exposition.Slab[dto.Gauge]
+	counters exposition.Slab[dto.Counter]
+	floats   exposition.Slab[float64]
+	labels   exposition.Slab[*dto.LabelPair]
 }
 
 type ownPair struct {
@@ -91,7 +91,7 @@ func (g *gathering) family(d targetDesc) *dto.MetricFamily {
 
 // add appends m to the family of d, whose type is that of its first metric.
 func (g *gathering) add(d targetDesc, m *dto.Metric) {
-	if err := families.Append(g.family(d), m); err != nil {
+	if err := exposition.AppendMetric(g.family(d), m); err != nil {
 		g.errs.Append(err)
 	}
 }
@@ -169,9 +169,9 @@ func (g *gathering) result() ([]*dto.MetricFamily, error) {
 			out = append(out, mf)
 		}
 	}
-	families.SortFamilies(out)
+	exposition.SortFamilies(out)
 	for _, mf := range out {
-		families.Normalize(mf, &g.errs)
+		exposition.Normalize(mf, &g.errs)
 	}
 	return out, g.errs.MaybeUnwrap()
 }

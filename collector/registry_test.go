@@ -2,16 +2,14 @@ package collector
 
 import (
 	"bytes"
-	"errors"
 	"regexp"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/redis-prober/redis-prober/internal/families"
-	"github.com/redis-prober/redis-prober/internal/families/familiestest"
-	"google.golang.org/protobuf/proto"
+
+	"github.com/redis-prober/redis-prober/internal/exposition"
+	"github.com/redis-prober/redis-prober/internal/exposition/expositiontest"
 )
 
 // gatherSet builds a set of several targets: two nodes of one, one with
@@ -52,6 +50,10 @@ func gatherSet(t testing.TB) *Targets {
 // Collect, in the same order.
 func TestTargetsGatherAsTheRegistry(t *testing.T) {
 	set := gatherSet(t)
+	type familyCollector interface {
+		prometheus.Collector
+		prometheus.Gatherer
+	}
 	for _, c := range []familyCollector{set, set.Health().(familyCollector)} {
 		want := gatherAll(t, c)
 		got, err := c.Gather()
@@ -61,18 +63,18 @@ func TestTargetsGatherAsTheRegistry(t *testing.T) {
 		if len(want) == 0 {
 			t.Fatal("nothing gathered")
 		}
-		familiestest.Equal(t, "Gather", got, want)
+		expositiontest.Equal(t, "Gather", got, want)
 	}
 }
 
-// TestRegistryGathersAsTheRegistry: the registry serves the set, its
-// Health and the host collectors (whose health families the set shares)
-// as client_golang's registry does, byte for byte in the text format but
+// TestRegistryGathersAsTheRegistry: exposition.Registry serves the set,
+// its Health and the host collectors (whose health families the set
+// shares) as client_golang's registry does, byte for byte in the text format but
 // for the host collectors' durations, which change between two reads.
 func TestRegistryGathersAsTheRegistry(t *testing.T) {
 	set := gatherSet(t)
 	host := NewHost(hostPaths("tuned"), AllEnabled(), nil)
-	ours := NewRegistry()
+	ours := exposition.NewRegistry()
 	ours.MustRegister(host, set, set.Health())
 	theirs := prometheus.NewPedanticRegistry()
 	theirs.MustRegister(host, set, set.Health())
@@ -102,102 +104,7 @@ func TestRegistryGathersAsTheRegistry(t *testing.T) {
 	}
 }
 
-// TestRegistryRegister: a family collector registers once, with the
-// registry's checks of its descriptors, and unregisters; other collectors
-// go to the registry.
-func TestRegistryRegister(t *testing.T) {
-	r := NewRegistry()
-	set := NewTargets()
-	if err := r.Register(set); err != nil {
-		t.Fatal(err)
-	}
-	var are prometheus.AlreadyRegisteredError
-	if err := r.Register(set); !errors.As(err, &are) {
-		t.Errorf("a second Register: %v, want AlreadyRegisteredError", err)
-	}
-	// Another set has the same descriptors: refused, as by the registry.
-	if err := r.Register(NewTargets()); err == nil {
-		t.Error("a second set with the same descriptors was registered")
-	}
-	if !r.Unregister(set) {
-		t.Error("Unregister of the set: false")
-	}
-	if err := r.Register(NewTargets()); err != nil {
-		t.Errorf("a set after the first one's Unregister: %v", err)
-	}
-	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "x", Help: "x"})
-	r.MustRegister(g)
-	mfs, err := r.Gather()
-	if err != nil || len(mfs) != 1 || mfs[0].GetName() != "x" {
-		t.Errorf("Gather = %v, %v; want the gauge x alone", mfs, err)
-	}
-}
-
-// TestRegistryConflicts: a family gathered twice with another type or
-// help is an error and served once; a series gathered twice is an error
-// and served once.
-func TestRegistryConflicts(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mine []*dto.MetricFamily
-		want string
-	}{
-		{"type", []*dto.MetricFamily{family("x", "x", dto.MetricType_COUNTER, "1")}, "is a GAUGE"},
-		{"help", []*dto.MetricFamily{family("x", "other", dto.MetricType_GAUGE, "1")}, `with help "other"`},
-		{"series", []*dto.MetricFamily{family("x", "x", dto.MetricType_GAUGE, "0", "2")}, "collected before"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := NewRegistry()
-			g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "x", Help: "x"}, []string{"l"})
-			g.WithLabelValues("0").Set(1)
-			mine := fixedFamilies(tc.mine)
-			r.MustRegister(g, &mine)
-			mfs, err := r.Gather()
-			if err == nil || !regexp.MustCompile(regexp.QuoteMeta(tc.want)).MatchString(err.Error()) {
-				t.Errorf("err = %v, want one with %q", err, tc.want)
-			}
-			if len(mfs) != 1 || mfs[0].GetName() != "x" {
-				t.Fatalf("families %v, want x once", mfs)
-			}
-			for i, m := range mfs[0].GetMetric()[1:] {
-				if families.Compare(mfs[0].GetMetric()[i], m) >= 0 {
-					t.Errorf("x is not sorted or has a duplicate: %v", mfs[0].GetMetric())
-				}
-			}
-		})
-	}
-}
-
-// family is a family named name of gauges (or counters) with label l
-// set to each of values.
-func family(name, help string, typ dto.MetricType, values ...string) *dto.MetricFamily {
-	mf := &dto.MetricFamily{Name: proto.String(name), Help: proto.String(help), Type: typ.Enum()}
-	for _, v := range values {
-		m := &dto.Metric{Label: []*dto.LabelPair{{Name: proto.String("l"), Value: proto.String(v)}}}
-		if typ == dto.MetricType_COUNTER {
-			m.Counter = &dto.Counter{Value: proto.Float64(1)}
-		} else {
-			m.Gauge = &dto.Gauge{Value: proto.Float64(1)}
-		}
-		mf.Metric = append(mf.Metric, m)
-	}
-	return mf
-}
-
-// fixedFamilies is a family collector that gathers fresh copies of its
-// families.
-type fixedFamilies []*dto.MetricFamily
-
-func (*fixedFamilies) Describe(chan<- *prometheus.Desc) {}
-func (*fixedFamilies) Collect(chan<- prometheus.Metric) {}
-func (f *fixedFamilies) Gather() ([]*dto.MetricFamily, error) {
-	out := make([]*dto.MetricFamily, len(*f))
-	for i, mf := range *f {
-		out[i] = proto.Clone(mf).(*dto.MetricFamily)
-	}
-	return out, nil
-}
-
 // BenchmarkRegistryGather1000: one Gather of 1,000 refreshed targets
-// through the Registry (BenchmarkTargetsGather1000 is client_golang's).
-func BenchmarkRegistryGather1000(b *testing.B) { benchGather1000(b, NewRegistry()) }
+// through exposition.Registry (BenchmarkTargetsGather1000 is
+// client_golang's).
+func BenchmarkRegistryGather1000(b *testing.B) { benchGather1000(b, exposition.NewRegistry()) }

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/redis-prober/redis-prober/internal/families"
+	"github.com/redis-prober/redis-prober/internal/exposition"
 	"github.com/redis-prober/redis-prober/internal/safetext"
 	"github.com/redis-prober/redis-prober/wire"
 )
@@ -192,12 +192,12 @@ func NewMetricsWith(reg prometheus.Registerer, opts MetricsOptions) *Metrics {
 type family struct {
 	name, help string
 	c          prometheus.Collector
-	order      *families.Order // of its series at the last Gather
+	order      *exposition.Order // of its series at the last Gather
 }
 
 // add gathers c as the family name, with help.
 func (m *Metrics) add(name, help string, c prometheus.Collector) {
-	m.families = append(m.families, family{name, help, c, new(families.Order)})
+	m.families = append(m.families, family{name, help, c, new(exposition.Order)})
 }
 
 func addHist(m *Metrics, name, help string, classic []float64, labels ...string) *histVec {
@@ -240,11 +240,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 // Gather implements prometheus.Gatherer: the families as a registry would
-// gather them, built directly (see package families). collector.Registry
+// gather them, built directly (see exposition.Builder). exposition.Registry
 // gathers a Metrics this way; at 1,000 targets its 35,000 series through
 // the registry's checks and sort were the longest part of a scrape.
 func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
-	var b families.Builder
+	var b exposition.Builder
 	for _, f := range m.families {
 		b.Collect(f.name, f.help, f.c, f.order)
 	}

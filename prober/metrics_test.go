@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/redis-prober/redis-prober/internal/families/familiestest"
+	"github.com/redis-prober/redis-prober/internal/exposition/expositiontest"
 	"github.com/redis-prober/redis-prober/wire"
 )
 
@@ -113,7 +113,7 @@ func histogramOf(t *testing.T, mf *dto.MetricFamily, command string, phase Phase
 }
 
 // TestMetricsGatherAsTheRegistry: the families Metrics builds itself (as
-// collector.Registry gathers it) are those a client_golang registry
+// exposition.Registry gathers it) are those a client_golang registry
 // gathers from it, series for series and in the same order, for targets
 // made in no particular order, with nodes, both phases, connects, changes
 // and a clock.
@@ -137,12 +137,12 @@ func TestMetricsGatherAsTheRegistry(t *testing.T) {
 		n.Record(0, ResultError, time.Millisecond)
 	}
 	m.Intrinsic().Observe(.0001)
-	familiestest.SameGather(t, "first gather", m, reg)
-	familiestest.SameGather(t, "second gather, in the order of the first", m, reg)
+	expositiontest.SameGather(t, "first gather", m, reg)
+	expositiontest.SameGather(t, "second gather, in the order of the first", m, reg)
 	m.Forget("txxc")
-	familiestest.SameGather(t, "a target forgotten", m, reg)
+	expositiontest.SameGather(t, "a target forgotten", m, reg)
 	m.ForTarget("tnew", []string{"ping"}, time.Millisecond).Record(0, ResultOK, time.Millisecond)
-	familiestest.SameGather(t, "a target added", m, reg)
+	expositiontest.SameGather(t, "a target added", m, reg)
 }
 
 // TestMetricsGatherConcurrently: scrapes may gather at once, while targets

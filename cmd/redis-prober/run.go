@@ -16,8 +16,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
-	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/exposition"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -274,10 +274,10 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			return usagef("--web.telemetry-path: %q must start with /", *telemetryPath)
 		}
 
-		// collector.Registry gathers the Redis-side series of every target
+		// exposition.Registry gathers the Redis-side series of every target
 		// directly (sorted, without a registry's checks per series): half of
 		// a scrape at 1,000 targets.
-		reg := collector.NewRegistry()
+		reg := exposition.NewRegistry()
 		registerProcessCollectors(reg)
 		metrics := prober.NewMetricsWith(reg, prober.MetricsOptions{ProbeBuckets: classic})
 		var services []engine.Service

@@ -16,7 +16,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
-	"github.com/redis-prober/redis-prober/internal/metricshttp"
+	"github.com/redis-prober/redis-prober/internal/exposition"
 	"github.com/redis-prober/redis-prober/internal/statuspage"
 )
 
@@ -49,7 +49,7 @@ type webConfig struct {
 // Every timeout is set so a slow or silent client cannot hold a connection.
 func newWebServer(cfg webConfig, gatherer prometheus.Gatherer, log *slog.Logger) *http.Server {
 	mux := http.NewServeMux()
-	mux.Handle(cfg.telemetryPath, metricshttp.Handler(gatherer, promhttp.HandlerOpts{
+	mux.Handle(cfg.telemetryPath, exposition.Handler(gatherer, promhttp.HandlerOpts{
 		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelError),
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: cfg.maxRequests,

@@ -1,7 +1,8 @@
-// Package familiestest compares gathered metric families in tests: the
-// prober's own gathering (internal/families, collector.Registry,
-// prober.Metrics) must give what client_golang's registry gives.
-package familiestest
+// Package expositiontest compares gathered metric families in tests: the
+// prober's own gathering (exposition.Builder, exposition.Registry,
+// collector.Targets, prober.Metrics) must give what client_golang's
+// registry gives.
+package expositiontest
 
 import (
 	"bytes"

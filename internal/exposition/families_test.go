@@ -1,4 +1,4 @@
-package families
+package exposition
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/redis-prober/redis-prober/internal/families/familiestest"
+	"github.com/redis-prober/redis-prober/internal/exposition/expositiontest"
 )
 
 // constSeries emits fixed series of one family, in the order given.
@@ -73,7 +73,7 @@ func TestBuilderGathersAsTheRegistry(t *testing.T) {
 			reg.MustRegister(c)
 			b.Collect(name, "help of "+name, c, nil)
 		}
-		familiestest.SameGather(t, fmt.Sprintf("round %d", round), prometheus.GathererFunc(b.Result), reg)
+		expositiontest.SameGather(t, fmt.Sprintf("round %d", round), prometheus.GathererFunc(b.Result), reg)
 		if t.Failed() {
 			return
 		}
@@ -177,7 +177,7 @@ func TestOrderFollowsTheSeries(t *testing.T) {
 		}
 		got := mfs[0].Metric
 		if !slices.IsSortedFunc(got, func(a, b *dto.Metric) int {
-			if c := Compare(a, b); c != 0 {
+			if c := CompareMetrics(a, b); c != 0 {
 				return c
 			}
 			return 1 // equal neighbours: a duplicate left in

@@ -1,7 +1,4 @@
-// Package metricshttp is the /metrics endpoint: promhttp's handler, with
-// every format streamed family by family, and the protobuf one Prometheus
-// asks for encoded by the prober itself.
-package metricshttp
+package exposition
 
 import (
 	"compress/gzip"
@@ -18,12 +15,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"github.com/redis-prober/redis-prober/collector"
 )
 
-// Handler serves the families of g as promhttp.HandlerFor(g, opts)
-// does, with two differences inside. The protobuf format Prometheus asks
-// for is encoded by collector.ProtoEncoder, the same bytes as expfmt's
+// Handler is the /metrics endpoint: it serves the families of g as
+// promhttp.HandlerFor(g, opts) does, with two differences inside. The protobuf format Prometheus asks
+// for is encoded by ProtoEncoder, the same bytes as expfmt's
 // encoder at a fraction of its cost (at 1,000 targets that encoder was
 // half of a scrape). And every format is streamed, family by family, as
 // it is encoded: promhttp's timeout (http.TimeoutHandler) holds a whole
@@ -45,7 +41,7 @@ func Handler(g prometheus.Gatherer, opts promhttp.HandlerOpts) http.Handler {
 		gzip: sync.Pool{New: func() any { return gzip.NewWriter(nil) }},
 		// An encoder keeps the buffer of the largest family (a MB or two
 		// at 1,000 targets) from one scrape to the next.
-		encoders: sync.Pool{New: func() any { return collector.NewProtoEncoder(nil, model.UnderscoreEscaping) }},
+		encoders: sync.Pool{New: func() any { return NewProtoEncoder(nil, model.UnderscoreEscaping) }},
 	}
 	if opts.EnableOpenMetrics {
 		p.accepted = expfmt.DefaultOpenMetricsAcceptedFormats()
@@ -221,7 +217,7 @@ func (p *streamHandler) encoder(w io.Writer, format expfmt.Format) (expfmt.Encod
 		}
 		return expfmt.NewEncoder(w, format, opts...), func() {}
 	}
-	enc := p.encoders.Get().(*collector.ProtoEncoder)
+	enc := p.encoders.Get().(*ProtoEncoder)
 	enc.Reset(w, format.ToEscapingScheme())
 	return enc, func() { enc.Reset(nil, model.UnderscoreEscaping); p.encoders.Put(enc) }
 }

@@ -1,29 +1,29 @@
-package collector
+package exposition_test
 
 import (
 	"bytes"
-	"io"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/redis-prober/redis-prober/internal/exposition"
 )
 
-// encodeFamilies are families of every kind of series: the set's, the Go
-// and process collectors', a native histogram with exemplars and negative
+// encodeFamilies are families of every kind of series: a small world's
+// (its targets', host's, probe's, Go and process collectors'), a native
+// histogram with exemplars and negative
 // buckets, a summary, a counter with an exemplar, names that need
 // escaping, empty and absent fields.
 func encodeFamilies(t *testing.T) []*dto.MetricFamily {
 	t.Helper()
-	set := gatherSet(t)
-	reg := NewRegistry()
-	reg.MustRegister(set, set.Health(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	w := newWorld(t, 4)
+	reg := w.ours
 	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "h_seconds", Help: "h", Buckets: []float64{-1, 0.5, 1},
 		NativeHistogramBucketFactor: 1.1, NativeHistogramMaxBucketNumber: 160, NativeHistogramMinResetDuration: time.Hour,
@@ -71,7 +71,7 @@ func TestProtoEncoderAsExpfmt(t *testing.T) {
 		t.Run(scheme.String(), func(t *testing.T) {
 			var want, got bytes.Buffer
 			enc := expfmt.NewEncoder(&want, expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(scheme))
-			ours := NewProtoEncoder(&got, scheme)
+			ours := exposition.NewProtoEncoder(&got, scheme)
 			for i, mf := range mfs {
 				w0, g0 := want.Len(), got.Len()
 				if err := enc.Encode(mf); err != nil {
@@ -90,50 +90,4 @@ func TestProtoEncoderAsExpfmt(t *testing.T) {
 			}
 		})
 	}
-}
-
-// BenchmarkProtoEncoder1000 and BenchmarkExpfmtProto1000: the protobuf
-// encoding of the families of 1,000 targets, ours and expfmt's.
-func BenchmarkProtoEncoder1000(b *testing.B) {
-	benchEncode1000(b, func(w io.Writer) familyEncoder { return NewProtoEncoder(w, model.UnderscoreEscaping) })
-}
-
-func BenchmarkExpfmtProto1000(b *testing.B) {
-	benchEncode1000(b, func(w io.Writer) familyEncoder {
-		return expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.UnderscoreEscaping))
-	})
-}
-
-type familyEncoder interface{ Encode(*dto.MetricFamily) error }
-
-// benchEncode1000 encodes the families of 1,000 targets with the encoder
-// newEnc makes.
-func benchEncode1000(b *testing.B, newEnc func(io.Writer) familyEncoder) {
-	mfs := benchFamilies(b)
-	var buf bytes.Buffer
-	enc := newEnc(&buf)
-	b.ReportAllocs()
-	for b.Loop() {
-		buf.Reset()
-		for _, mf := range mfs {
-			if err := enc.Encode(mf); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	b.SetBytes(int64(buf.Len()))
-}
-
-func benchFamilies(b *testing.B) []*dto.MetricFamily {
-	reg := NewRegistry()
-	set := NewTargets()
-	reg.MustRegister(set, set.Health())
-	for _, t := range benchTargets(b, set, benchDoer(b), 1000) {
-		t.Refresh(b.Context())
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return mfs
 }

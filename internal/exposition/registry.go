@@ -1,4 +1,4 @@
-package collector
+package exposition
 
 import (
 	"fmt"
@@ -7,13 +7,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/redis-prober/redis-prober/internal/families"
 )
 
 // Registry is a client_golang registry that gathers a collector able to
 // build its own families (a Targets and its Health, prober.Metrics: a
 // prometheus.Collector that is also a prometheus.Gatherer, most often
-// with internal/families) from that collector's Gather, and
+// with a Builder) from that collector's Gather, and
 // every other collector as the registry does. At 1,000 targets the
 // registry's checks and sort for each series were half of a scrape.
 //
@@ -152,9 +151,9 @@ func (r *Registry) Gather() ([]*dto.MetricFamily, error) {
 			merged = append(merged, have)
 		}
 	}
-	families.SortFamilies(mfs)
+	SortFamilies(mfs)
 	for _, mf := range merged {
-		families.Normalize(mf, &errs)
+		Normalize(mf, &errs)
 	}
 	return mfs, errs.MaybeUnwrap()
 }

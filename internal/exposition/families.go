@@ -1,11 +1,11 @@
-// Package families builds the metric families of a Gather directly: what
-// client_golang's registry does with the series of its collectors (write
-// each into a dto.Metric, group them by family, sort them, refuse a
-// duplicate), without its per-series checks of label names and hashes,
-// which the prober's own collectors cannot fail. At 1,000 targets those
-// checks and the registry's sort (over label pairs scattered on the heap)
-// were the longest part of a scrape.
-package families
+package exposition
+
+// The family building: what client_golang's registry does with the
+// series of its collectors (write each into a dto.Metric, group them by
+// family, sort them, refuse a duplicate), without its per-series checks
+// of label names and hashes, which the prober's own collectors cannot
+// fail. At 1,000 targets those checks and the registry's sort (over label
+// pairs scattered on the heap) were the longest part of a scrape.
 
 import (
 	"cmp"
@@ -85,7 +85,7 @@ func (b *Builder) Collect(name, help string, c prometheus.Collector, o *Order) {
 			b.errs.Append(fmt.Errorf("error collecting metric %s: %w", name, err))
 			continue
 		}
-		if err := Append(mf, out); err != nil {
+		if err := AppendMetric(mf, out); err != nil {
 			b.errs.Append(err)
 			continue
 		}
@@ -160,7 +160,7 @@ func (o *Order) sort(src []prometheus.Metric, mf *dto.MetricFamily) bool {
 		}
 	}
 	perm := keyOrder(ms)
-	byPerm := func(a, b int) int { return Compare(ms[a], ms[b]) }
+	byPerm := func(a, b int) int { return CompareMetrics(ms[a], ms[b]) }
 	if !slices.IsSortedFunc(perm, byPerm) {
 		slices.SortStableFunc(perm, byPerm) // a NUL byte in a value
 	}
@@ -181,9 +181,9 @@ func (o *Order) sort(src []prometheus.Metric, mf *dto.MetricFamily) bool {
 	return true
 }
 
-// Append appends m to mf, whose type is that of its first metric; a
+// AppendMetric appends m to mf, whose type is that of its first metric; a
 // metric of another type is refused.
-func Append(mf *dto.MetricFamily, m *dto.Metric) error {
+func AppendMetric(mf *dto.MetricFamily, m *dto.Metric) error {
 	t := metricType(m)
 	if mf.Type == nil {
 		mf.Type = t.Enum()
@@ -225,7 +225,7 @@ func Normalize(mf *dto.MetricFamily, errs *prometheus.MultiError) {
 	sortMetrics(mf.Metric)
 	kept := mf.Metric[:1]
 	for _, m := range mf.Metric[1:] {
-		if Compare(kept[len(kept)-1], m) == 0 {
+		if CompareMetrics(kept[len(kept)-1], m) == 0 {
 			errs.Append(fmt.Errorf("collected metric %s %s was collected before with the same name and label values", mf.GetName(), m))
 			continue
 		}
@@ -234,14 +234,14 @@ func Normalize(mf *dto.MetricFamily, errs *prometheus.MultiError) {
 	mf.Metric = kept
 }
 
-// sortMetrics sorts ms as Compare does. The series of a family often come
-// target by target, in the order of the target and node labels, sorted
+// sortMetrics sorts ms as CompareMetrics does. The series of a family
+// often come target by target, in the order of the target and node labels, sorted
 // but for the labels of their own, which sort before those (kind, check,
 // collector...): ms is spread into buckets by its first label's value,
 // keeping the order within a bucket, which is then most often sorted. A
 // bucket that is not is sorted by keys (sortByKeys).
 func sortMetrics(ms []*dto.Metric) {
-	if slices.IsSortedFunc(ms, Compare) {
+	if slices.IsSortedFunc(ms, CompareMetrics) {
 		return
 	}
 	n := len(ms[0].Label)
@@ -279,13 +279,13 @@ func sortMetrics(ms []*dto.Metric) {
 	}
 	copy(ms, out)
 	for i := range firsts {
-		if b := ms[start[i]:offset[i]]; !slices.IsSortedFunc(b, Compare) {
+		if b := ms[start[i]:offset[i]]; !slices.IsSortedFunc(b, CompareMetrics) {
 			sortByKeys(b)
 		}
 	}
 }
 
-// sortByKeys sorts ms as Compare does, by keys (keyOrder).
+// sortByKeys sorts ms as CompareMetrics does, by keys (keyOrder).
 func sortByKeys(ms []*dto.Metric) {
 	perm := keyOrder(ms)
 	sorted := make([]*dto.Metric, len(ms))
@@ -293,8 +293,8 @@ func sortByKeys(ms []*dto.Metric) {
 		sorted[r] = ms[i]
 	}
 	copy(ms, sorted)
-	if !slices.IsSortedFunc(ms, Compare) {
-		slices.SortStableFunc(ms, Compare)
+	if !slices.IsSortedFunc(ms, CompareMetrics) {
+		slices.SortStableFunc(ms, CompareMetrics)
 	}
 }
 
@@ -304,7 +304,7 @@ func sortByKeys(ms []*dto.Metric) {
 // reading their label values through two pointers each (label pairs made
 // when each child was, all over the heap) waited for memory at every
 // step; the keys are read once and compared where they lie together. A
-// key orders as Compare only while no value holds a NUL byte: callers
+// key orders as CompareMetrics only while no value holds a NUL byte: callers
 // check the order.
 func keyOrder(ms []*dto.Metric) []int {
 	type keyed struct {
@@ -344,10 +344,10 @@ func keyOrder(ms []*dto.Metric) []int {
 	return perm
 }
 
-// Compare orders metrics as client_golang's registry does: by label
+// CompareMetrics orders metrics as client_golang's registry does: by label
 // count, then label values in order (the pairs are sorted by name), then
 // timestamp, none last.
-func Compare(a, b *dto.Metric) int {
+func CompareMetrics(a, b *dto.Metric) int {
 	if c := cmp.Compare(len(a.Label), len(b.Label)); c != 0 {
 		return c
 	}

@@ -1,4 +1,4 @@
-package metricshttp
+package exposition
 
 import (
 	"bytes"

@@ -142,3 +142,4 @@ func (r *firingRecorder) RecordLag(time.Duration)         {}
 func (r *firingRecorder) RecordClientDelay(time.Duration) {}
 func (r *firingRecorder) SetClock(wire.Clock)             {}
 func (r *firingRecorder) ClockFallback()                  {}
+func (r *firingRecorder) RecordNetwork(NetworkSample)     {}

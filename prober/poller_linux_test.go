@@ -189,11 +189,19 @@ func TestPolledReplyInPieces(t *testing.T) {
 	}
 }
 
-// resultRecorder keeps each request's result and latency.
+// resultRecorder keeps each request's result and latency, and the
+// network samples.
 type resultRecorder struct {
 	mu  sync.Mutex
 	res []Result
 	lat []time.Duration
+	net []NetworkSample
+}
+
+func (r *resultRecorder) RecordNetwork(s NetworkSample) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.net = append(r.net, s)
 }
 
 func (r *resultRecorder) Record(_ int, res Result, d time.Duration) {

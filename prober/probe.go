@@ -51,6 +51,11 @@ type Recorder interface {
 	// were missing or disagreed with the monotonic clock, so it was timed
 	// by the prober's own clock.
 	ClockFallback()
+	// RecordNetwork takes the kernel's view of a probe connection's round
+	// trip after a request that was long on the wire (see NetworkSample),
+	// before the Record of that request. The sample carries its own times,
+	// so a recorder need not pair it with the Record that follows.
+	RecordNetwork(s NetworkSample)
 }
 
 // Probe runs the open-loop schedule of one target on dedicated connections.
@@ -445,3 +450,4 @@ func (NopRecorder) RecordLag(time.Duration)           {}
 func (NopRecorder) RecordClientDelay(time.Duration)   {}
 func (NopRecorder) SetClock(wire.Clock)               {}
 func (NopRecorder) ClockFallback()                    {}
+func (NopRecorder) RecordNetwork(NetworkSample)       {}

@@ -174,6 +174,7 @@ func (r *sampleRecorder) SetUp(bool)                      {}
 func (r *sampleRecorder) RecordClientDelay(time.Duration) {}
 func (r *sampleRecorder) SetClock(wire.Clock)             {}
 func (r *sampleRecorder) ClockFallback()                  {}
+func (r *sampleRecorder) RecordNetwork(NetworkSample)     {}
 
 func (r *sampleRecorder) RecordLag(d time.Duration) {
 	r.mu.Lock()

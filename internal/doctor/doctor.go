@@ -333,6 +333,10 @@ func (r *sampleRecorder) SetUp(bool)              {}
 func (r *sampleRecorder) RecordLag(time.Duration) {}
 func (r *sampleRecorder) ClockFallback()          {}
 
+// RecordNetwork keeps nothing: the network evidence reaches the window's
+// attribution through slow's tap.
+func (r *sampleRecorder) RecordNetwork(prober.NetworkSample) {}
+
 func (r *sampleRecorder) RecordClientDelay(d time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

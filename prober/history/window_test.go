@@ -105,6 +105,7 @@ func (c *countingRecorder) RecordLag(time.Duration)                  {}
 func (c *countingRecorder) RecordClientDelay(time.Duration)          {}
 func (c *countingRecorder) SetClock(wire.Clock)                      {}
 func (c *countingRecorder) ClockFallback()                           {}
+func (c *countingRecorder) RecordNetwork(prober.NetworkSample)       {}
 
 func TestTapRecorder(t *testing.T) {
 	rec := &countingRecorder{}

@@ -226,7 +226,7 @@ func Normalize(mf *dto.MetricFamily, errs *prometheus.MultiError) {
 	kept := mf.Metric[:1]
 	for _, m := range mf.Metric[1:] {
 		if CompareMetrics(kept[len(kept)-1], m) == 0 {
-			errs.Append(fmt.Errorf("collected metric %s %s was collected before with the same name and label values", mf.GetName(), m))
+			errs.Append(fmt.Errorf("collected metric %s %s "+duplicateMessage, mf.GetName(), m))
 			continue
 		}
 		kept = append(kept, m)

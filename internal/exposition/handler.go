@@ -73,7 +73,7 @@ type streamHandler struct {
 }
 
 func (p *streamHandler) timeoutMessage() string {
-	return fmt.Sprintf("Exceeded configured timeout of %v.\n", p.timeout)
+	return fmt.Sprintf(timeoutMessageFormat, p.timeout)
 }
 
 // acquire takes a place among the requests in flight, or answers 503.
@@ -85,7 +85,7 @@ func (p *streamHandler) acquire(rsp http.ResponseWriter) bool {
 	case p.inFlight <- struct{}{}:
 		return true
 	default:
-		http.Error(rsp, fmt.Sprintf("Limit of concurrent requests reached (%d), try again later.", p.limit),
+		http.Error(rsp, fmt.Sprintf(limitMessageFormat, p.limit),
 			http.StatusServiceUnavailable)
 		return false
 	}
@@ -160,10 +160,10 @@ func (p *streamHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 	}
 	defer p.release()
 	if err != nil {
-		p.logf("error gathering metrics:", err)
+		p.logf(gatherErrorLog, err)
 		if len(mfs) == 0 {
 			rsp.Header().Del("Content-Encoding")
-			http.Error(rsp, "An error has occurred while serving metrics:\n\n"+err.Error(), http.StatusInternalServerError)
+			http.Error(rsp, gatherErrorBody+err.Error(), http.StatusInternalServerError)
 			return
 		}
 	}
@@ -195,13 +195,13 @@ func (p *streamHandler) ServeHTTP(rsp http.ResponseWriter, req *http.Request) {
 		}
 		if err := enc.Encode(mf); err != nil {
 			// As promhttp's ContinueOnError: logged, and on.
-			p.logf("error encoding and sending metric family:", err)
+			p.logf(encodeErrorLog, err)
 		}
 	}
 	if closer, ok := enc.(expfmt.Closer); ok {
 		// OpenMetrics' final "# EOF".
 		if err := closer.Close(); err != nil {
-			p.logf("error encoding and sending metric family:", err)
+			p.logf(encodeErrorLog, err)
 		}
 	}
 }

@@ -75,6 +75,18 @@ func TestDecidePrecedence(t *testing.T) {
 		{"host on the prober's clock", user, []Evidence{at(Host, 990, 1000, 35*time.Millisecond)}, Host},
 		{"a server cause beats host", user, []Evidence{
 			at(Host, 990, 1000, 35*time.Millisecond), at(SlowCommand, 950, 2000, 35*time.Millisecond)}, SlowCommand},
+		// The network: a retransmission stalls the request for the
+		// retransmission timeout, over its time on the wire.
+		{"a retransmission accounts", req, []Evidence{at(Network, 962, 1000, 36*time.Millisecond)}, Network},
+		{"a server stall that accounts beats a retransmission", req, []Evidence{
+			at(Network, 962, 1000, 36*time.Millisecond), at(SlowCommand, 900, 2000, 35*time.Millisecond)}, SlowCommand},
+		{"a retransmission beats a coincident server state", req, []Evidence{
+			at(Network, 962, 1000, 36*time.Millisecond), at(Fork, 0, 2000, 0)}, Network},
+		{"a round trip that rose only coincides", req, []Evidence{at(Network, 962, 1000, 0)}, Network},
+		{"a server state comes before a round trip that rose", req, []Evidence{
+			at(Network, 962, 1000, 0), at(Expiry, 0, 2000, 0)}, Expiry},
+		{"network before host", user, []Evidence{
+			at(Host, 990, 1000, 35*time.Millisecond), at(Network, 962, 1000, 36*time.Millisecond)}, Network},
 		{"latency events of no named class", req, []Evidence{at(LatencyEvent, 950, 2000, 40*time.Millisecond)}, LatencyEvent},
 		{"unexplained evidence is ignored", req, []Evidence{at(Unexplained, 0, 2000, 40*time.Millisecond)}, Unexplained},
 	} {

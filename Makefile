@@ -162,6 +162,37 @@ bench-burst:
 bench-scale:
 	./scripts/bench-scale.sh
 
+.PHONY: bench-exposition
+## bench-exposition: each hand-written part of internal/exposition against
+## client_golang's own (gathering, protobuf encoding, the /metrics handler) at
+## 100 and 1,000 targets: one test binary run ROUNDS times (5), so A and B
+## interleave, then the median and range of each figure and theirs/ours of
+## the medians (BENCHTIME=1s, BENCH=. to change).
+bench-exposition:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	go test -c -o "$$tmp/exposition.test" ./internal/exposition; \
+	for i in $$(seq $${ROUNDS:-5}); do \
+		echo "round $$i of $${ROUNDS:-5}"; \
+		(cd internal/exposition && "$$tmp/exposition.test" -test.run '^$$' -test.bench "$${BENCH:-.}" \
+			-test.benchtime "$${BENCHTIME:-1s}" -test.count 1) | grep '^Benchmark' | tee -a "$$tmp/out.txt"; \
+	done; \
+	awk ' \
+	function median(k,   n, i, j, t, a) { \
+		n = split(vals[k], a, " "); \
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t } \
+		lo[k] = a[1]; hi[k] = a[n]; cnt[k] = n; \
+		return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 } \
+	{ name = $$1; sub(/-[0-9]+$$/, "", name); \
+	  for (i = 3; i < NF; i += 2) { k = name SUBSEP $$(i+1); \
+		if (!(k in vals)) order[++nk] = k; vals[k] = vals[k] " " $$i } } \
+	END { printf "\n%-42s %-14s %14s %27s %3s\n", "benchmark", "unit", "median", "range", "n"; \
+	  for (x = 1; x <= nk; x++) { k = order[x]; split(k, p, SUBSEP); med[k] = median(k); \
+		printf "%-42s %-14s %14.6g %13.6g-%-13.6g %3d\n", p[1], p[2], med[k], lo[k], hi[k], cnt[k] } \
+	  printf "\n%-42s %-14s %10s\n", "theirs/ours (medians)", "unit", "ratio"; \
+	  for (x = 1; x <= nk; x++) { k = order[x]; split(k, p, SUBSEP); if (p[1] !~ /Ours\//) continue; \
+		for (o = 1; o <= 3; o++) { other = p[1]; sub(/Ours/, (o == 1 ? "Registry" : o == 2 ? "Expfmt" : "Promhttp"), other); \
+		  ko = other SUBSEP p[2]; if ((ko in med) && med[k] > 0) printf "%-42s %-14s %10.2f\n", other, p[2], med[ko] / med[k] } } }' "$$tmp/out.txt"
+
 docker:
 	docker build -t $(BIN):$(VERSION) .
 

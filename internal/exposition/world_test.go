@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/exposition"
+	"github.com/redis-prober/redis-prober/internal/exposition/expositiontest"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/wire"
 )
@@ -124,6 +125,34 @@ func series(mfs []*dto.MetricFamily) int {
 		}
 	}
 	return n
+}
+
+// TestWorldGathersAsTheRegistry: the world the benchmarks measure is
+// gathered alike by ours and theirs, so an A/B of the two compares the
+// same work. The families that change between two reads (the Go and
+// process collectors', the host collectors' durations) are left out.
+func TestWorldGathersAsTheRegistry(t *testing.T) {
+	w := newWorld(t, 20)
+	steady := func(g prometheus.Gatherer) []*dto.MetricFamily {
+		t.Helper()
+		mfs, err := g.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []*dto.MetricFamily
+		for _, mf := range mfs {
+			if n := mf.GetName(); !strings.HasPrefix(n, "go_") && !strings.HasPrefix(n, "process_") &&
+				n != "redis_prober_collector_duration_seconds" {
+				out = append(out, mf)
+			}
+		}
+		return out
+	}
+	got, want := steady(w.ours), steady(w.theirs)
+	if n := series(got); n < 20*100 {
+		t.Errorf("%d series for 20 targets: the world is not a prober's", n)
+	}
+	expositiontest.Equal(t, "the world", got, want)
 }
 
 // fixtureDoer answers a target's collectors from fixtures: the INFO text

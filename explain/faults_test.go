@@ -25,9 +25,10 @@ import (
 // on the engine's event loop, the sources read on one loop as the node's
 // housekeeping would (INFO every tick, /proc every ProcInterval).
 type harness struct {
-	srv   *redistest.Server
-	node  *Node
-	ticks atomic.Int64
+	srv    *redistest.Server
+	node   *Node
+	poller *prober.Poller // the probe's event loop
+	ticks  atomic.Int64
 }
 
 // tickEvery is the tests' INFO tick: faster than the engine's second, so a
@@ -36,14 +37,23 @@ const tickEvery = 200 * time.Millisecond
 
 func startHarness(t *testing.T, srv *redistest.Server, threshold time.Duration, rate float64) *harness {
 	t.Helper()
-	h := &harness{srv: srv, node: NewNode(Config{Threshold: threshold})}
-	r := NewReader(ReaderConfig{Node: h.node, Client: srv.Client(), Paths: collector.DefaultPaths()})
+	h := startHarnessAt(t, srv.Addr(), srv.Client(), threshold, rate)
+	h.srv = srv
+	return h
+}
+
+// startHarnessAt is startHarness for a server at addr that is not a
+// redistest.Server (one in a network namespace), client its control client.
+func startHarnessAt(t *testing.T, addr string, client Client, threshold time.Duration, rate float64) *harness {
+	t.Helper()
+	h := &harness{node: NewNode(Config{Threshold: threshold}), poller: prober.NewPoller()}
+	r := NewReader(ReaderConfig{Node: h.node, Client: client, Paths: collector.DefaultPaths()})
 	cmds, err := prober.ParseCommands("ping,get,set")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := prober.ProbeConfig{Rate: rate, Timeout: 2 * time.Second, Commands: cmds, Connections: 2, DataSize: 32,
-		KeyTTL: time.Minute, Namespace: prober.Namespace{Prefix: "redis-prober:", Tag: "explain"}, Poller: prober.NewPoller()}
+		KeyTTL: time.Minute, Namespace: prober.Namespace{Prefix: "redis-prober:", Tag: "explain"}, Poller: h.poller}
 	log := slog.New(slog.DiscardHandler)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -66,7 +76,7 @@ func startHarness(t *testing.T, srv *redistest.Server, threshold time.Duration, 
 			}
 		}
 	}()
-	wait := prober.NewProbe(cfg, prober.Endpoint{Network: "tcp", Addr: srv.Addr()}, h.node.Tap(prober.NopRecorder{}),
+	wait := prober.NewProbe(cfg, prober.Endpoint{Network: "tcp", Addr: addr}, h.node.Tap(prober.NopRecorder{}),
 		prober.NewFaultLog(log)).Start(ctx)
 	t.Cleanup(func() {
 		cancel()

@@ -237,6 +237,7 @@ type burstLoad struct {
 	plan    Plan
 	written *writtenKeys
 	pacer   *prober.Timetable // the slots of the total rate, counted from t0
+	ideal   *idealPool        // the ideal client's connections (see loadWorker.wireTime)
 	// slots carries the paced slots from the dispatcher to the clients,
 	// oldest first (nil when unpaced: clients claim from pacer at once).
 	slots      chan int64
@@ -323,7 +324,7 @@ func (l *burstLoad) register(c net.Conn) error {
 
 // load runs the clients until a bound, an abort or ctx ends them.
 func (b *Runner) load(ctx context.Context, plan Plan, written *writtenKeys, res *Result) {
-	l := &burstLoad{b: b, plan: plan, written: written, stopCh: make(chan struct{})}
+	l := &burstLoad{b: b, plan: plan, written: written, stopCh: make(chan struct{}), ideal: newIdealPool(plan.Clients)}
 	nShards := min(plan.Clients, 4)
 	for range nShards {
 		l.shards = append(l.shards, newStatShard(plan.CommandNames()))

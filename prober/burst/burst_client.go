@@ -39,10 +39,12 @@ type loadWorker struct {
 	redial   time.Duration // pause before the next dial
 
 	// The kernel's stamps and the ideal schedule, since t0: tx is when the
-	// batch's write left (txOK); vFree is when the connection would have
+	// batch's write left (txOK); vFree is when this connection would have
 	// been free of its previous requests had this client never been late
-	// (their due times plus Redis's wire time; -1 on a new connection),
-	// batchFree its value when the batch went out and vEnd the batch's own.
+	// (their due times plus Redis's wire time; -1 on a new connection);
+	// batchFree is when the ideal client had a connection free for the
+	// batch (the earlier of vFree and the idealPool's first), vEnd when it
+	// will be free of this batch's.
 	tx, vFree, batchFree, vEnd time.Duration
 	txOK                       bool
 	// rxAt is when the read that completed the reply being recorded
@@ -308,24 +310,32 @@ func (w *loadWorker) exchange(buf []byte, n int, dialErr error) error {
 }
 
 // launch marks a batch of n requests as going out now: the governor sees
-// it in flight, and the ideal client's replay starts from the
-// connection's previous requests.
+// it in flight, and the ideal client's replay takes the ideal connection
+// free first: the pool's first, or this connection's own when that is
+// earlier (the pool is taken from at each launch, before the wire times
+// of the batches in flight are known, so another connection may hold the
+// ideal connection this one left: this one's own replay is never later
+// than itself, and the charge never above the client's own reading).
 func (w *loadWorker) launch(n int) {
+	w.batchFree = min(w.l.ideal.take(), w.vFree)
 	from := w.intended[0]
-	if w.vFree <= from {
-		// The connection was free at the due time: a late send is this
-		// client's lag, which the governor must not take for Redis's.
+	if w.batchFree <= from {
+		// The ideal client had a connection free at the due time: a late
+		// send is this client's lag, which the governor must not take
+		// for Redis's.
 		from = max(from, w.now)
 	}
 	w.lc.inflightFrom.Store(int64(from))
 	w.lc.inflightN.Store(int64(n))
-	w.txOK, w.batchFree, w.vEnd = false, w.vFree, w.vFree
+	w.txOK, w.vEnd = false, w.batchFree
 }
 
-// landed marks the batch as answered (or failed).
+// landed marks the batch as answered (or failed), and gives its ideal
+// connection back.
 func (w *loadWorker) landed() {
 	w.lc.inflightN.Store(0)
 	w.idleFrom = -1
+	w.l.ideal.give(w.vEnd)
 	w.vFree = w.vEnd
 }
 
@@ -367,7 +377,7 @@ func (w *loadWorker) record(s *sample, j int, rn, nils int64, err error) {
 // gives the client's own lateness apart (the schedule lag). It replays the
 // request on an ideal client, one never late: it goes at its due time, or
 // when the connection's previous requests would have been answered if that
-// is later (the connection was busy with Redis: that wait is Redis's,
+// is later (all its connections were busy with Redis: that wait is Redis's,
 // charged from the due time, against coordinated omission), and takes
 // what Redis took on the wire (its write's departure to the arrival of
 // the read that completed its reply). What the real client took beyond

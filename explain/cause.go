@@ -2,8 +2,8 @@
 // cause (fork, a slow command of another client, a starved CPU, the
 // network, ...), from the node's own timeline: the INFO read the engine
 // already shares, the timestamps Redis gives (SLOWLOG/COMMANDLOG, LATENCY
-// events), /proc of a local redis-server and the probe's own client
-// delay. docs/explain.md says how, at what resolution and with what
+// events), /proc of a local redis-server, the probe's own client delay
+// and the probe socket's TCP_INFO. docs/explain.md says how, at what resolution and with what
 // limits.
 package explain
 
@@ -41,7 +41,8 @@ const (
 	// (major faults), when its /proc is visible.
 	Swap
 	// Network is the probe connection's round trip rising in the kernel's
-	// own view (retransmissions).
+	// own view (TCP_INFO): a segment retransmitted during the request, or
+	// a smoothed round trip well over the path's minimum.
 	Network
 	// Host is the prober's host: a request timed by the prober's own clock
 	// while this host was slow to read replies (a client-delay spike).

@@ -138,6 +138,29 @@ measure() {
 	}' | tee -a "$TMP/samples" >&2
 }
 
+# refclient_round CONNS RATE SECS: the C reference client, one process a
+# connection (each paces RATE/CONNS on its own blocking socket, as a
+# lean C client would), started together; the quantiles are of all their
+# wire times (nearest rank), the lateness the processes' mean.
+refclient_round() {
+	local conns=$1 rate=$2 secs=$3 i per=$(($2 / $1)) pids=()
+	for ((i = 0; i < conns; i++)); do
+		REFCLIENT_WIRE_OUT="$TMP/ref.wire.$i" "$TMP/refclient" 127.0.0.1 "$PORT" $((per * secs)) "$per" "$per" \
+			>"$TMP/ref.out.$i" &
+		pids+=($!)
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || return 0
+	done
+	local late
+	late=$(cat "$TMP"/ref.out.* | awk '{for (i = 1; i <= NF; i++) {split($i, kv, "="); if (kv[1] == "late_us") {s += kv[2]; n++}}}
+		END {printf "%.1f", n ? s / n : 0}')
+	sort -n "$TMP"/ref.wire.* | awk -v c="$conns" -v r="$rate" -v late="$late" '{v[NR] = $1}
+		function q(p,  i) {i = int(p * NR + 0.999999999); if (i < 1) i = 1; return v[i] / 1000}
+		END {if (NR) print "refclient-wire", c, r, q(.5), q(.99), q(.999), late}'
+	rm -f "$TMP"/ref.wire.* "$TMP"/ref.out.*
+}
+
 # paced_round N: every rate on 1 and 4 connections, the tools in turn.
 # Samples go to $TMP/paced as "tool conns rate p50 p99 p999 lag_p99" (µs).
 paced_round() {
@@ -158,12 +181,8 @@ p = {x["percentile"]: x["ms"] * 1000 for x in t["totals"]["latency"]["percentile
 lag = {x["percentile"]: x["ms"] * 1000 for x in t["client"]["schedule_lag"]["percentiles"]}
 print("prober-wire", sys.argv[2], sys.argv[3], p[50], p[99], p[99.9], lag[99])
 PY
-			if [ "$conns" = 1 ] && [ "$rate" -le 20000 ]; then
-				out=$("$TMP/refclient" 127.0.0.1 "$PORT" $((rate * secs)) "$rate" "$rate")
-				awk -v c="$conns" -v r="$rate" '{for (i = 1; i <= NF; i++) {split($i, kv, "="); v[kv[1]] = kv[2]}
-					print "refclient-user", c, r, v["p50_us"], v["p99_us"], v["p999_us"], v["late_us"]
-					print "refclient-wire", c, r, v["wire_p50_us"], v["wire_p99_us"], v["wire_p999_us"], v["late_us"]}' \
-					<<<"$out" >>"$TMP/paced"
+			if [ "$rate" -le 20000 ]; then
+				refclient_round "$conns" "$rate" "$secs" >>"$TMP/paced"
 			fi
 			if have_memtier; then
 				"$MEMTIER" -s 127.0.0.1 -p "$PORT" --threads=1 --clients="$conns" --ratio=0:1 \
@@ -257,9 +276,10 @@ fi
 if [ -s "$TMP/paced" ]; then
 	echo
 	echo "Paced GETs, $PACED_SECONDS s a run: median of $ROUNDS rounds [range], µs. prober-wire is the burst's"
-	echo "latency (kernel stamps, its own lateness apart as lag p99); refclient-user and -wire are the C"
-	echo "client's own clock and the kernel's on one socket (lag: its mean timer lateness); memtier-user is"
-	echo "memtier_benchmark --rate-limiting, timed from its actual send in user space."
+	echo "latency (kernel stamps, its own lateness apart as lag p99); refclient-wire is the C client,"
+	echo "one process a connection on a blocking socket, by the kernel's stamps (lag: its mean timer"
+	echo "lateness); memtier-user is memtier_benchmark --rate-limiting, timed from its actual send in"
+	echo "user space."
 	echo
 	echo "| conns | rate | tool | p50 | p99 | p99.9 | lag |"
 	echo "| ---: | ---: | --- | ---: | ---: | ---: | ---: |"

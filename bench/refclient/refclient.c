@@ -28,6 +28,10 @@
  * stamps outside [write, read] (a clock step) falls back to the user-space
  * figure and is counted in wire_fallbacks.
  *
+ * With REFCLIENT_WIRE_OUT set, the wire times (ns, one a line) are written
+ * to that file too: make bench-burst runs one refclient a connection and
+ * takes the quantiles of them all.
+ *
  * usage: refclient HOST PORT SAMPLES RATE [WARMUP]
  * prints one line: samples=N mean_us=.. p50_us=.. p99_us=.. p999_us=.. max_us=..
  *   late_us=.. overdue=.. wire_mean_us=.. wire_p50_us=.. wire_p99_us=..
@@ -283,6 +287,20 @@ int main(int argc, char **argv)
 		}
 	}
 	close(fd);
+	const char *out = getenv("REFCLIENT_WIRE_OUT");
+	if (out && *out) {
+		FILE *f = fopen(out, "w");
+		if (!f) {
+			perror("refclient: REFCLIENT_WIRE_OUT");
+			return 1;
+		}
+		for (long i = 0; i < n; i++)
+			fprintf(f, "%lld\n", (long long)wire[i]);
+		if (fclose(f) != 0) {
+			perror("refclient: REFCLIENT_WIRE_OUT");
+			return 1;
+		}
+	}
 	struct stats u = summarise(lat, n), w = summarise(wire, n);
 	printf("samples=%ld mean_us=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f late_us=%.1f overdue=%ld "
 	       "wire_mean_us=%.1f wire_p50_us=%.1f wire_p99_us=%.1f wire_p999_us=%.1f wire_max_us=%.1f wire_fallbacks=%ld\n",

@@ -72,6 +72,17 @@ func slowEvidence(e slowEntry, offset int64) Evidence {
 	return Evidence{Cause: c, From: end - int64(d), To: end + int64(time.Second), Dur: d}
 }
 
+// largeEvidence places a COMMANDLOG large-request or large-reply entry on
+// the prober's clock: a command of another client read or wrote that many
+// bytes (its third field is a size, not a time) in the second it was
+// logged. Copying megabytes is the main thread's time, but how much the
+// log does not say: a state of that second, a coincidence (Decide's step
+// 3) under slow_command, which a timed cause beats.
+func largeEvidence(e slowEntry, offset int64) Evidence {
+	at := e.unix*int64(time.Second) - offset
+	return Evidence{Cause: SlowCommand, From: at, To: at + int64(time.Second)}
+}
+
 // latencySpike is one sample of a LATENCY event class: when (whole Unix
 // seconds of the server, as the spike ended) and how long, in ms.
 type latencySpike struct {

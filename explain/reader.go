@@ -68,11 +68,12 @@ type Reader struct {
 	nOffsets   int
 	commandlog bool
 
-	lastSlowID int64 // -1: none read yet
-	slowSeen   bool
-	latest     map[string]latencySpike
-	refused    map[string]time.Time // command → not before
-	logged     map[string]bool
+	// logs are where each command log was read up to: the slow log, and
+	// on COMMANDLOG servers its large-request and large-reply logs.
+	logs    [numLogs]logCursor
+	latest  map[string]latencySpike
+	refused map[string]time.Time // command → not before
+	logged  map[string]bool
 
 	proc procSampler
 }
@@ -82,7 +83,7 @@ func NewReader(cfg ReaderConfig) *Reader {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Reader{cfg: cfg, now: time.Now, lastSlowID: -1, refused: map[string]time.Time{}, logged: map[string]bool{},
+	return &Reader{cfg: cfg, now: time.Now, refused: map[string]time.Time{}, logged: map[string]bool{},
 		proc: procSampler{paths: cfg.Paths, off: cfg.NoProc}}
 }
 
@@ -119,7 +120,7 @@ func (r *Reader) Tick(ctx context.Context) {
 	cur := snapOf(info, through)
 	if r.hasPrev && cur.runID != r.prev.runID {
 		// A restart: the logs' ids and times start over.
-		r.lastSlowID, r.slowSeen, r.latest = -1, false, nil
+		r.logs, r.latest = [numLogs]logCursor{}, nil
 	}
 	if r.hasPrev && cur.at > r.prev.at {
 		n.addEvidence(infoEvidence(r.prev, cur)...)
@@ -129,7 +130,7 @@ func (r *Reader) Tick(ctx context.Context) {
 	}
 	r.proc.attach(info)
 	n.addEvidence(r.proc.sample(replied)...)
-	if n.Pending() || r.lastSlowID < 0 && !r.slowSeen {
+	if n.Pending() || !r.logs[slowLog].seen {
 		r.readLogs(ctx)
 	}
 	n.Settle(min(r.prev.at, replied))
@@ -153,26 +154,11 @@ func (r *Reader) dateInfo(info collector.Info, replied int64) int64 {
 func (r *Reader) readLogs(ctx context.Context) {
 	n := r.cfg.Node
 	off := r.offset()
-	args := []any{"slowlog", "get", slowlogCount}
-	if r.commandlog {
-		args = []any{"commandlog", "get", slowlogCount, "slow"}
-	}
-	if reply, ok := r.do(ctx, args...); ok {
-		if entries, err := parseSlowlog(reply); err != nil {
-			r.fault("slowlog", err)
-		} else {
-			first := !r.slowSeen
-			r.slowSeen = true
-			var ev []Evidence
-			top := r.lastSlowID
-			for _, e := range entries {
-				if e.id > r.lastSlowID && !first {
-					ev = append(ev, slowEvidence(e, off))
-				}
-				top = max(top, e.id)
-			}
-			r.lastSlowID = top
-			n.addEvidence(ev...)
+	if !r.commandlog {
+		r.readLog(ctx, slowLog, "slowlog", []any{"slowlog", "get", slowlogCount}, off)
+	} else {
+		for kind := range numLogs {
+			r.readLog(ctx, kind, "commandlog", []any{"commandlog", "get", slowlogCount, logTypes[kind]}, off)
 		}
 	}
 	reply, ok := r.do(ctx, "latency", "latest")
@@ -208,6 +194,56 @@ func (r *Reader) readLogs(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// logKind is one of the command logs: SLOWLOG (COMMANDLOG slow), and
+// COMMANDLOG's large-request and large-reply (Valkey 8.1+).
+type logKind int
+
+const (
+	slowLog logKind = iota
+	largeRequestLog
+	largeReplyLog
+	numLogs
+)
+
+// logTypes are COMMANDLOG GET's names of the logs.
+var logTypes = [numLogs]string{slowLog: "slow", largeRequestLog: "large-request", largeReplyLog: "large-reply"}
+
+// logCursor is how far a log was read: next is the first id not yet
+// known (ids count from 0); seen says the log was read once (what it held
+// then is older than the node's first slow request, never evidence).
+type logCursor struct {
+	next int64
+	seen bool
+}
+
+// readLog reads one command log since its cursor, as evidence.
+func (r *Reader) readLog(ctx context.Context, kind logKind, source string, args []any, off int64) {
+	reply, ok := r.do(ctx, args...)
+	if !ok {
+		return
+	}
+	entries, err := parseSlowlog(reply)
+	if err != nil {
+		r.fault(source, err)
+		return
+	}
+	cur := &r.logs[kind]
+	var ev []Evidence
+	next := cur.next
+	for _, e := range entries {
+		if e.id >= cur.next && cur.seen {
+			if kind == slowLog {
+				ev = append(ev, slowEvidence(e, off))
+			} else {
+				ev = append(ev, largeEvidence(e, off))
+			}
+		}
+		next = max(next, e.id+1)
+	}
+	cur.next, cur.seen = next, true
+	r.cfg.Node.addEvidence(ev...)
 }
 
 // do sends one command, unless it was refused lately; ok is false on any

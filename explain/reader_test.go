@@ -2,8 +2,11 @@ package explain
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,6 +35,11 @@ func (c *fakeClient) Info(ctx context.Context, _ ...string) *redis.StringCmd {
 func (c *fakeClient) Do(ctx context.Context, args ...any) *redis.Cmd {
 	cmd := redis.NewCmd(ctx, args...)
 	key := strings.ToLower(args[0].(string) + " " + args[1].(string))
+	if len(args) > 3 {
+		if typ, ok := args[3].(string); ok {
+			key += " " + typ // COMMANDLOG GET count type
+		}
+	}
 	c.sent = append(c.sent, key)
 	if r, ok := c.replies[key]; ok {
 		cmd.SetVal(r)
@@ -111,5 +119,70 @@ func TestReaderRefusedSources(t *testing.T) {
 	sent := strings.Join(c.sent, ",")
 	if strings.Count(sent, "slowlog get") != 1 || strings.Count(sent, "latency latest") != 1 {
 		t.Errorf("sent %s: a refused command was asked again within %v", sent, refusedRetry)
+	}
+}
+
+// TestReaderCommandlogLargeEntries: on a COMMANDLOG server the reader reads
+// the large-request and large-reply logs beside the slow one, since the
+// last id of each; an entry logged in the second of a slow request that
+// nothing else explains names slow_command (a coincidence: the log gives a
+// size, not a time), and what a log held at the first read is never
+// evidence.
+func TestReaderCommandlogLargeEntries(t *testing.T) {
+	before, err := os.ReadFile("testdata/info-7.0-before-bgsave.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, clk := newTestNode(Config{Threshold: 2 * time.Millisecond})
+	// The server's clock runs with the test's, 3 s ahead of it.
+	re := regexp.MustCompile(`server_time_usec:\d+`)
+	infoNow := func() string {
+		return re.ReplaceAllString(string(before), fmt.Sprintf("server_time_usec:%d", clk.now().Add(3*time.Second).UnixMicro())) +
+			"valkey_version:9.1.0\r\n"
+	}
+	info := infoNow()
+	entry := func(id, unix, bytes int64) any {
+		return []any{id, unix, bytes, []any{"get", "big"}, "127.0.0.1:5000", ""}
+	}
+	// In the log before the node's first read: never evidence, even
+	// dated (as here) in the second of the later slow request.
+	stale := clk.now().Add(3300*time.Millisecond + 3*time.Second).Unix()
+	c := &fakeClient{info: info, replies: map[string]any{
+		"commandlog get slow": []any{}, "latency latest": []any{},
+		"commandlog get large-request": []any{entry(0, stale, 1<<20)},
+		"commandlog get large-reply":   []any{},
+	}}
+	r := NewReader(ReaderConfig{Node: n, Client: c, Paths: collector.Paths{ProcFS: t.TempDir()}, NoProc: true})
+	r.now = clk.now
+	ctx := context.Background()
+	r.Tick(ctx)
+	for _, typ := range []string{"slow", "large-request", "large-reply"} {
+		if !slices.Contains(c.sent, "commandlog get "+typ) {
+			t.Fatalf("sent %v: no COMMANDLOG GET of %s", c.sent, typ)
+		}
+	}
+	// A slow request, and a reply of 50 MB logged in its second by the
+	// server's clock.
+	clk.add(300 * time.Millisecond)
+	n.Observe(prober.ResultOK, 8*time.Millisecond)
+	serverSec := (clk.now().UnixNano() + r.offset()) / int64(time.Second)
+	c.replies["commandlog get large-reply"] = []any{entry(0, serverSec, 50<<20)}
+	clk.add(time.Second)
+	c.info = infoNow()
+	r.Tick(ctx)
+	// A second one, two seconds later: the large request in the log at
+	// the first read is no evidence for it, the reply two seconds before
+	// it neither.
+	clk.add(2 * time.Second)
+	n.Observe(prober.ResultOK, 8*time.Millisecond)
+	clk.add(time.Second)
+	for range 2 {
+		c.info = infoNow()
+		r.Tick(ctx)
+		clk.add(100 * time.Millisecond)
+	}
+	got := n.Counts()
+	if got[SlowCommand] != 1 || got[Unexplained] != 1 || sum(got) != 2 {
+		t.Errorf("counts %s: want one slow_command (the large reply) and one unexplained", describe(got))
 	}
 }

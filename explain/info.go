@@ -22,6 +22,11 @@ type infoSnap struct {
 	expireCapReached           int64
 	defragRunning              bool
 	defragHits                 int64
+	// activeNs and cpuNs are the main thread's time active (out of its
+	// event loop's wait) and on a CPU (user + system), Valkey 9.1+;
+	// hasActive says the server gives both.
+	activeNs, cpuNs int64
+	hasActive       bool
 }
 
 func infoInt(info collector.Info, key string) int64 {
@@ -42,7 +47,35 @@ func snapOf(info collector.Info, at int64) infoSnap {
 	s.expireCapReached = infoInt(info, "expired_time_cap_reached_count")
 	s.defragRunning = infoInt(info, "active_defrag_running") > 0
 	s.defragHits = infoInt(info, "active_defrag_hits")
+	active, ok1 := info.Float("used_active_time_main_thread")
+	user, ok2 := info.Float("used_cpu_user_main_thread")
+	sys, ok3 := info.Float("used_cpu_sys_main_thread")
+	if s.hasActive = ok1 && ok2 && ok3; s.hasActive {
+		s.activeNs, s.cpuNs = int64(active*1e9), int64((user+sys)*1e9)
+	}
 	return s
+}
+
+// minRunDelay is the smallest wait for a CPU in one sample kept as
+// evidence: a busy host's scheduler makes a few µs of it all the time.
+const minRunDelay = 250 * time.Microsecond
+
+// offCPUEvidence is the time the main thread was busy but not on a CPU
+// between two INFO reads of a Valkey 9.1+ (used_active_time_main_thread
+// less the main thread's CPU time): waiting for a CPU mostly, or in a
+// blocking call. It stands in for /proc's run delay where the server's
+// /proc is not visible (a remote server), at the INFO interval's
+// resolution; with /proc it is not used (the same wait twice).
+func offCPUEvidence(prev, cur infoSnap) []Evidence {
+	if !prev.hasActive || !cur.hasActive || prev.runID != cur.runID || cur.at <= prev.at {
+		return nil
+	}
+	off := time.Duration((cur.activeNs - prev.activeNs) - (cur.cpuNs - prev.cpuNs))
+	if off < minRunDelay {
+		return nil
+	}
+	off = min(off, time.Duration(cur.at-prev.at))
+	return []Evidence{{Cause: RedisCPU, From: prev.at, To: cur.at, Dur: off, Spread: true}}
 }
 
 // infoEvidence is what changed between two INFO snapshots of the same

@@ -87,6 +87,45 @@ func sameEvidence(a, b []Evidence) bool {
 	return true
 }
 
+// TestOffCPUEvidence: Valkey 9.1's main thread active but not on a CPU
+// between two reads is a run delay over the interval (a remote server's
+// redis_cpu); a server without the field, a restart or less than the
+// floor gives none.
+func TestOffCPUEvidence(t *testing.T) {
+	base := readInfo(t, "../../collector/testdata/info/valkey-9.1.txt")
+	at := func(active, user, sys string) collector.Info {
+		info := collector.Info{}
+		for k, v := range base {
+			info[k] = v
+		}
+		info["used_active_time_main_thread"], info["used_cpu_user_main_thread"], info["used_cpu_sys_main_thread"] = active, user, sys
+		return info
+	}
+	prev := snapOf(at("10.000000", "6.000000", "2.000000"), 1000*ms)
+	for _, tc := range []struct {
+		name string
+		cur  collector.Info
+		want []Evidence
+	}{
+		{"300 ms active, 100 ms on a CPU", at("10.300000", "6.080000", "2.020000"),
+			[]Evidence{{Cause: RedisCPU, From: 1000 * ms, To: 2000 * ms, Dur: 200 * time.Millisecond, Spread: true}}},
+		{"on a CPU all the time it was active", at("10.300000", "6.250000", "2.050000"), nil},
+		{"under the floor", at("10.100000", "6.080000", "2.019900"), nil},
+		{"a server without the field", readInfo(t, "info-7.0-before-bgsave.txt"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := offCPUEvidence(prev, snapOf(tc.cur, 2000*ms)); !sameEvidence(got, tc.want) {
+				t.Errorf("%+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	restarted := at("0.500000", "0.050000", "0.010000")
+	restarted["run_id"] = "another"
+	if got := offCPUEvidence(prev, snapOf(restarted, 2000*ms)); got != nil {
+		t.Errorf("across a restart: %+v", got)
+	}
+}
+
 func TestParseSlowlog(t *testing.T) {
 	reply := []any{
 		[]any{int64(7), int64(1796313063), int64(16247), []any{"bgsave"}, "127.0.0.1:58424", ""},

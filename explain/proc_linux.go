@@ -13,10 +13,6 @@ import (
 	"github.com/redis-prober/redis-prober/collector"
 )
 
-// minRunDelay is the smallest run delay in one sample kept as evidence: a
-// busy host's scheduler makes a few µs of it all the time.
-const minRunDelay = 250 * time.Microsecond
-
 // starvedShare: a main thread that waited for a CPU for at least
 // 1/starvedShare of a sample's window was starved in it.
 const starvedShare = 10
@@ -65,6 +61,9 @@ func (s *procSampler) attach(info collector.Info) {
 	}
 	s.dir = filepath.Join(s.paths.ProcFS, strconv.Itoa(id.PID))
 }
+
+// attached tells whether the server's /proc is being read.
+func (s *procSampler) attached() bool { return s.dir != "" }
 
 // read reads a small /proc file into the sampler's buffer.
 func (s *procSampler) read(path string) ([]byte, bool) {

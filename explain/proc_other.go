@@ -12,4 +12,6 @@ type procSampler struct {
 
 func (s *procSampler) attach(collector.Info) {}
 
+func (s *procSampler) attached() bool { return false }
+
 func (s *procSampler) sample(int64) []Evidence { return nil }

@@ -124,6 +124,9 @@ func (r *Reader) Tick(ctx context.Context) {
 	}
 	if r.hasPrev && cur.at > r.prev.at {
 		n.addEvidence(infoEvidence(r.prev, cur)...)
+		if !r.proc.attached() {
+			n.addEvidence(offCPUEvidence(r.prev, cur)...)
+		}
 	}
 	if !r.hasPrev || cur.at > r.prev.at {
 		r.prev, r.hasPrev = cur, true

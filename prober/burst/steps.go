@@ -11,7 +11,9 @@ import (
 // misses the objective (its p99 above Objective, or errors above
 // MaxErrorRatio); every miss is run once more before it is believed; then
 // the search bisects between the highest rate that met the objective and
-// the lowest confirmed miss until they are within Precision of each other.
+// the lowest confirmed miss until they are within Precision of each other,
+// and runs that miss once more (a host busy for seconds misses twice in a
+// row): a pass there takes the search up again.
 // A step the client could not drive (it sent late and fell short of the
 // rate while Redis still met the objective) ends the search as
 // client-bound: a statement about this host, never about Redis. The
@@ -180,7 +182,7 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 		if w := res.End.Sub(res.Start).Seconds(); w > 0 {
 			cpu, wall = cpu+res.ClientCPU*w, wall+w
 		}
-		row := StepRow{Rate: rate, Achieved: res.OpsPerSec(), Result: res, Confirm: search.confirming}
+		row := StepRow{Rate: rate, Achieved: res.OpsPerSec(), Result: res, Confirm: search.confirming || search.rechecking}
 		row.Why = stepVerdict(sp, &res)
 		row.Passed = row.Why == ""
 		out.Steps = append(out.Steps, row)
@@ -281,13 +283,44 @@ type kneeSearch struct {
 	// clientBound is the lowest confirmed rate this client could not
 	// drive (0: none), while it is the lowest miss.
 	clientBound float64
+	// misses are the confirmed misses above pass, by rate, and why each.
+	misses map[float64]string
+	// rechecking: the next step runs the lowest confirmed miss once more,
+	// late (see next); rechecks counts those runs.
+	rechecking bool
+	rechecks   int
 }
+
+// maxRechecks bounds the late runs of a confirmed miss in one search.
+const maxRechecks = 2
 
 func newKneeSearch(sp StepPlan) *kneeSearch { return &kneeSearch{sp: sp} }
 
 // next takes the outcome of the step at rate and returns the next rate,
 // or 0 and why the search is over.
 func (k *kneeSearch) next(rate float64, passed bool, why string) (float64, string) {
+	if k.rechecking {
+		k.rechecking = false
+		if !passed {
+			return 0, k.missWhy // missed three times: believed
+		}
+		// The miss was a passing episode of the host: the next confirmed
+		// miss above is the bound again, or the ramp goes on.
+		delete(k.misses, rate)
+		k.pass = max(k.pass, rate)
+		k.miss, k.missWhy, k.clientBound = 0, "", 0
+		for m, w := range k.misses {
+			if m <= k.pass {
+				delete(k.misses, m)
+			} else if k.miss == 0 || m < k.miss {
+				k.miss, k.missWhy = m, w
+			}
+		}
+		if k.missWhy == "client-bound" {
+			k.clientBound = k.miss
+		}
+		return k.after(rate)
+	}
 	switch {
 	case passed:
 		k.pass = max(k.pass, rate)
@@ -299,6 +332,10 @@ func (k *kneeSearch) next(rate float64, passed bool, why string) (float64, strin
 		return rate, ""
 	default:
 		k.confirming = false
+		if k.misses == nil {
+			k.misses = map[float64]string{}
+		}
+		k.misses[rate] = why
 		if k.miss == 0 || rate < k.miss {
 			k.miss, k.missWhy = rate, why
 			k.clientBound = 0
@@ -307,6 +344,12 @@ func (k *kneeSearch) next(rate float64, passed bool, why string) (float64, strin
 			}
 		}
 	}
+	return k.after(rate)
+}
+
+// after chooses the rate after a step at rate: up the ramp, or the
+// bisection's next, or the end.
+func (k *kneeSearch) after(rate float64) (float64, string) {
 	if k.miss == 0 { // still ramping
 		up := rate * k.sp.Factor
 		if k.sp.MaxRate > 0 && up > k.sp.MaxRate {
@@ -320,11 +363,18 @@ func (k *kneeSearch) next(rate float64, passed bool, why string) (float64, strin
 	if k.pass == 0 {
 		return 0, k.missWhy // the first rate already missed: the knee is below Start
 	}
-	if k.miss <= k.pass*(1+k.sp.Precision) {
-		return 0, k.missWhy
-	}
 	mid := math.Round(math.Sqrt(k.pass * k.miss))
-	if mid <= k.pass || mid >= k.miss {
+	if k.miss <= k.pass*(1+k.sp.Precision) || mid <= k.pass || mid >= k.miss {
+		// The bisection is done. Its top was a miss run twice in a row,
+		// seconds apart: a host busy for those seconds (another tenant of
+		// the VM, a backup) misses both, and the search then bisects down
+		// to a fraction of the knee. The miss runs once more, now,
+		// tens of seconds later; only a third miss is believed.
+		if k.rechecks < maxRechecks {
+			k.rechecks++
+			k.rechecking = true
+			return k.miss, ""
+		}
 		return 0, k.missWhy
 	}
 	return mid, ""

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"syscall"
 	"testing"
 	"time"
 
@@ -57,15 +56,6 @@ func eachSize(b *testing.B, f func(b *testing.B, w *world)) {
 	for _, n := range benchTargets {
 		b.Run(fmt.Sprintf("targets=%d", n), func(b *testing.B) { f(b, benchWorld(b, n)) })
 	}
-}
-
-// cpuTime is the user and system CPU time of the process so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // loop runs op as the benchmark's loop and reports its CPU time a op.

@@ -47,8 +47,9 @@ func (r Request) Start() int64 { return r.End - int64(r.Latency) }
 //     least half of it;
 //  3. else a cause that merely coincides with it: a state that held,
 //     stalls too short for the above but of at least half the threshold,
-//     or a total spread over a window (a run delay) that would pass step
-//     1 or 2 had all of it fallen on this request. A run delay is not
+//     or a total spread over a window (a run delay) of at least half the
+//     threshold that would pass step 1 or 2 had all of it fallen on this
+//     request. A run delay is not
 //     spread evenly: the scheduler makes the server wait in whole ticks
 //     (4 ms at HZ=250) and only when it has work, which is when requests
 //     come, so a window's 4 ms is often one request's 4 ms;
@@ -98,7 +99,7 @@ func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
 	for c := range Unexplained {
 		// A stall too short to matter (under half the threshold) is no
 		// coincidence worth naming.
-		could := whole[c] > 0 && (r.Latency-whole[c] < threshold || 2*whole[c] >= r.Latency)
+		could := whole[c] >= threshold/2 && (r.Latency-whole[c] < threshold || 2*whole[c] >= r.Latency)
 		if state[c] || timed[c] >= threshold/2 || could {
 			return c
 		}

@@ -62,6 +62,11 @@ func TestDecidePrecedence(t *testing.T) {
 			spread(RedisCPU, 0, 2000, 32*time.Millisecond)}, RedisCPU},
 		{"a run delay too small even whole", req, []Evidence{
 			spread(RedisCPU, 0, 2000, 15*time.Millisecond)}, Unexplained},
+		// Just over the threshold, a little run delay would "account":
+		// under half the threshold it is no evidence (a congested link
+		// otherwise read as redis_cpu).
+		{"a run delay under half the threshold", Request{End: 1000 * ms, Latency: 12 * time.Millisecond}, []Evidence{
+			spread(RedisCPU, 0, 2000, 3*time.Millisecond)}, Unexplained},
 		{"a possible run delay only coincides", req, []Evidence{
 			spread(RedisCPU, 0, 2000, 32*time.Millisecond), at(Fork, 0, 2000, 0)}, Fork},
 		{"the largest stall covering half the latency", req, []Evidence{

@@ -55,11 +55,13 @@ func TestBurstMetricsLintAfterABurst(t *testing.T) {
 			t.Errorf("%d %s series (%v), want one", got, name, err)
 		}
 	}
-	// The paced burst over TCP was timed by the kernel: one clock series.
+	// The paced burst over TCP was timed by the kernel (mixed when the
+	// socket's first replies came before the kernel turned its receive
+	// stamps on, as on a busy host): one clock series.
 	want := "\n# HELP redis_prober_burst_last_clock_info " + lastClockHelp(t, reg) + "\n# TYPE redis_prober_burst_last_clock_info gauge\n" +
 		`redis_prober_burst_last_clock_info{clock="` + res.Clock() + `",node="",plan="test",target="t"} 1` + "\n"
-	if res.Clock() != "kernel" {
-		t.Errorf("a paced burst over TCP on the %s clock, want kernel", res.Clock())
+	if res.Clock() == "user" {
+		t.Errorf("a paced burst over TCP on the %s clock, want kernel (or mixed)", res.Clock())
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "redis_prober_burst_last_clock_info"); err != nil {
 		t.Error(err)

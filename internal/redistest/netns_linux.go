@@ -3,7 +3,6 @@
 package redistest
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"os"
@@ -198,25 +197,7 @@ func StartInNetns(t testing.TB, ns *Netns, directives ...string) *NetnsServer {
 	return s
 }
 
-func (s *NetnsServer) ping() error {
-	c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(line, "+PONG") {
-		return fmt.Errorf("unexpected reply %q", line)
-	}
-	return nil
-}
+func (s *NetnsServer) ping() error { return pingAddr(s.Addr(), nil) }
 
 // Addr is the server's host:port, over the veth pair.
 func (s *NetnsServer) Addr() string { return net.JoinHostPort(s.ns.PeerIP, strconv.Itoa(s.Port)) }

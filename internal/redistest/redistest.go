@@ -223,13 +223,17 @@ func (s *Server) start() error {
 	return fmt.Errorf("redis-server on port %d did not answer within 10s; log: %s", s.Port, s.logTail())
 }
 
-func (s *Server) ping() error {
+func (s *Server) ping() error { return pingAddr(s.Addr(), s.tls) }
+
+// pingAddr tells whether a server at addr answers (PONG, or a refusal that
+// says it is there: NOAUTH, LOADING), over TLS when cfg is set.
+func pingAddr(addr string, cfg *tls.Config) error {
 	var c net.Conn
 	var err error
-	if s.tls != nil {
-		c, err = tls.DialWithDialer(&net.Dialer{Timeout: 200 * time.Millisecond}, "tcp", s.Addr(), s.tls)
+	if cfg != nil {
+		c, err = tls.DialWithDialer(&net.Dialer{Timeout: 200 * time.Millisecond}, "tcp", addr, cfg)
 	} else {
-		c, err = net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
+		c, err = net.DialTimeout("tcp", addr, 200*time.Millisecond)
 	}
 	if err != nil {
 		return err

@@ -84,8 +84,9 @@ type Result struct {
 	CleanupError string
 
 	// Lag is the client's own schedule lag of the measured requests: how
-	// much later than it could have (its due time, or its connection's
-	// previous reply) the prober sent each. It is never in the latency.
+	// much later than it could have (its due time, or when the ideal
+	// client had a connection free, see idealPool) the prober sent each.
+	// It is never in the latency.
 	Lag *hdrhistogram.Histogram
 	// Stamped counts the measured requests timed by the kernel's stamps;
 	// the rest (Total.Ops - Stamped) were timed by the prober's clock.

@@ -127,8 +127,38 @@ func (n *Netns) Command(name string, args ...string) *exec.Cmd {
 // ends. The test's packets still reach the namespace.
 func (n *Netns) Blackhole() (restore func()) {
 	n.t.Helper()
-	if out, err := exec.Command(n.ip, "netns", "exec", n.Name, n.tc, "qdisc", "add", "dev", n.PeerIf, "root", "blackhole").CombinedOutput(); err != nil {
-		missing(n.t, fmt.Sprintf("tc qdisc add blackhole: %v: %s", err, out), "run on a kernel with the blackhole qdisc")
+	return n.qdisc("run on a kernel with the blackhole qdisc", "blackhole")
+}
+
+// Throttle limits what the namespace sends to the test to rate bits a
+// second, with a queue of at most queue's worth of packets (a tbf qdisc on
+// its end of the veth pair: over it packets are dropped, as at a congested
+// link's router), until restore is called, or the test ends. A flow that
+// fills the link (a bulk reply) then keeps the queue full, and every other
+// reply waits behind it: round trips rise by up to queue. The test's
+// packets still reach the namespace at once. (This kernel has tbf, not
+// netem: there is no fixed delay to add.)
+func (n *Netns) Throttle(rate int64, queue time.Duration) (restore func()) {
+	n.t.Helper()
+	if rate <= 0 || queue <= 0 {
+		n.t.Fatalf("redistest: Throttle(%d, %v): want a rate and a queue", rate, queue)
+	}
+	// The bucket holds at least a tick's worth of bytes (HZ=1000 at most
+	// ticks a millisecond) and a few full packets, or tbf cannot send at
+	// its rate.
+	burst := max(rate/8/250, 4*1514)
+	return n.qdisc("run on a kernel with the tbf qdisc", "tbf", "rate", strconv.FormatInt(rate, 10)+"bit",
+		"burst", strconv.FormatInt(burst, 10), "latency", strconv.FormatInt(queue.Microseconds(), 10)+"us")
+}
+
+// qdisc sets the root qdisc of the namespace's end of the veth pair until
+// restore is called or the test ends; a kernel without it skips the test
+// (fails under CI=true), with fix as the advice.
+func (n *Netns) qdisc(fix string, spec ...string) (restore func()) {
+	n.t.Helper()
+	args := append([]string{"netns", "exec", n.Name, n.tc, "qdisc", "add", "dev", n.PeerIf, "root"}, spec...)
+	if out, err := exec.Command(n.ip, args...).CombinedOutput(); err != nil {
+		missing(n.t, fmt.Sprintf("tc qdisc add %s: %v: %s", strings.Join(spec, " "), err, out), fix)
 		return func() {}
 	}
 	var once sync.Once

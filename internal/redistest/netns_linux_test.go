@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A server in a namespace of the test's own answers over the veth pair; a
@@ -50,5 +51,37 @@ func TestNetnsServer(t *testing.T) {
 	}
 	if exec.Command(ip, "link", "show", hostIf).Run() == nil {
 		t.Errorf("veth %s left behind", hostIf)
+	}
+}
+
+// A throttle slows what the server sends to the rate asked, and restoring
+// it lets replies through at the veth's own speed again.
+func TestNetnsThrottle(t *testing.T) {
+	ns := NewNetns(t)
+	srv := StartInNetns(t, ns)
+	c := srv.Client()
+	ctx := context.Background()
+	const size = 256 << 10
+	if err := c.Set(ctx, "bulk", strings.Repeat("x", size), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	get := func() time.Duration {
+		t.Helper()
+		start := time.Now()
+		v, err := c.Get(ctx, "bulk").Result()
+		if err != nil || len(v) != size {
+			t.Fatalf("GET: %d bytes, %v", len(v), err)
+		}
+		return time.Since(start)
+	}
+	get() // the connection's first use
+	// 256 KiB at 8 Mbit/s take 262 ms (the bucket's first burst aside).
+	restore := ns.Throttle(8_000_000, 150*time.Millisecond)
+	if d := get(); d < 200*time.Millisecond {
+		t.Errorf("256 KiB read in %v through a throttle of 8 Mbit/s, want at least 200 ms", d)
+	}
+	restore()
+	if d := get(); d > 100*time.Millisecond {
+		t.Errorf("256 KiB read in %v once restored, want well under 100 ms", d)
 	}
 }

@@ -7,12 +7,17 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/redis-prober/redis-prober/internal/nativebucket"
 )
 
 // nativeOffset maps a server bucket of upper bound 2^k µs to native schema 0
 // bucket index k-20, whose upper bound 2^(k-20) s is 0.954 * 2^k µs: a
 // microsecond is not a power of two of a second, so the native buckets sit
-// 4.6% below the server's. The classic buckets keep the exact bounds.
+// 4.6% below the server's (a sample of exactly 2^k µs would be in bucket
+// k-19 of a histogram that counted it; TestNativeOffset). The classic
+// buckets keep the exact bounds. The server counts; this only relabels its
+// buckets, so it is no histogram form of its own.
 const nativeOffset = -20
 
 // classicMaxK is the largest classic bucket, 2^20 µs (about 1 s): every
@@ -49,8 +54,9 @@ func newServerHistogram(desc *prometheus.Desc, ch CommandHistogram, classic bool
 		maxK = max(maxK, k)
 	}
 	h := &dto.Histogram{
-		Schema:        proto.Int32(0),
-		ZeroThreshold: proto.Float64(math.Ldexp(1, nativeOffset-1)),
+		Schema: proto.Int32(0),
+		// The lower bound of the first native bucket: nothing is below it.
+		ZeroThreshold: proto.Float64(nativebucket.UpperBound(nativeOffset-1, 0)),
 		ZeroCount:     proto.Uint64(0),
 		// Shared read-only by the command histograms of a target.
 		CreatedTimestamp: start,

@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/redis-prober/redis-prober/internal/nativebucket"
 )
 
 // histVec is the probe's latency histogram family: native buckets of schema
@@ -36,31 +38,19 @@ type histVec struct {
 
 const (
 	histSchema = 3
-	histSub    = 1 << histSchema // buckets per power of two
-	histZero   = 1e-7            // the zero bucket's threshold, as HistogramOpts' NativeHistogramZeroThreshold
-	// Bucket i holds (2^((i-1)/8), 2^(i/8)]: from just above histZero
-	// (index -186) to 2^12 s.
+	histZero   = 1e-7 // the zero bucket's threshold, as HistogramOpts' NativeHistogramZeroThreshold
+	// Bucket i holds (2^((i-1)/8), 2^(i/8)] (internal/nativebucket): from
+	// just above histZero (index -186) to 2^12 s.
 	histMinIndex = -186
 	histMaxIndex = 96
 	histPageLen  = 32
 	histPages    = (histMaxIndex - histMinIndex + histPageLen) / histPageLen
 )
 
-// histFrac are the upper bounds of the 8 sub-buckets of a power of two as
-// fractions of it, for math.Frexp: 2^((j-8)/8), rounded as Prometheus's
-// own table for schema 3 is, so a value on a boundary lands in the bucket
-// Prometheus and client_golang put it in.
-var histFrac = [histSub]float64{
-	0.5, 0.5452538663326288, 0.5946035575013605, 0.6484197773255048,
-	0.7071067811865475, 0.7711054127039704, 0.8408964152537144, 0.9170040432046711,
-}
-
 // histIndex is the native bucket of v > histZero: the smallest i with
 // v <= 2^(i/8), clamped to the fixed range.
 func histIndex(v float64) int {
-	frac, exp := math.Frexp(v)
-	i := sort.SearchFloat64s(histFrac[:], frac) + (exp-1)*histSub
-	return min(max(i, histMinIndex), histMaxIndex)
+	return min(max(nativebucket.Index(v, histSchema), histMinIndex), histMaxIndex)
 }
 
 func newHistVec(name, help string, classic []float64, labels []string) *histVec {

@@ -1,0 +1,24 @@
+package collector
+
+import (
+	"math"
+	"testing"
+
+	"github.com/redis-prober/redis-prober/internal/nativebucket"
+)
+
+// The server's bucket of bound 2^k µs is written as native schema 0 bucket
+// k+nativeOffset: the last native bucket whose upper bound is at or below
+// the server's, so a native quantile never reads above the server's bound.
+func TestNativeOffset(t *testing.T) {
+	for k := 0; k <= 40; k++ {
+		server := math.Ldexp(1, k) * 1e-6
+		i := k + nativeOffset
+		if up := nativebucket.UpperBound(i, 0); up > server || up < server/2 {
+			t.Errorf("k=%d: native bucket %d ends at %g, want within a factor 2 below the server's %g", k, i, up, server)
+		}
+		if got := nativebucket.Index(server, 0); got != i+1 {
+			t.Errorf("k=%d: a sample of 2^k µs falls in native bucket %d, want %d", k, got, i+1)
+		}
+	}
+}

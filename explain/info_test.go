@@ -182,3 +182,70 @@ func TestParseLatency(t *testing.T) {
 		t.Error("parseLatencyHistory took a short pair")
 	}
 }
+
+// TestIOOffCPUEvidence: a Valkey 9.1 with io-threads 4 (three io threads,
+// INFO captured under load): the io threads' active time less the CPU of
+// the threads other than the main one, a thread's mean, is a run delay
+// over the interval; their spinning CPU time hides it (a lower bound), and
+// a server without io threads, with a different count or restarted gives
+// none.
+func TestIOOffCPUEvidence(t *testing.T) {
+	base := readInfo(t, "../../collector/testdata/info/valkey-9.1-io-threads-4.txt")
+	if s := snapOf(base, 0); s.ioThreads != 3 || s.ioActiveNs != 317290000 || s.otherCPUNs != 1110538000 {
+		t.Fatalf("fixture read as %d io threads, %d ns active, %d ns other CPU", s.ioThreads, s.ioActiveNs, s.otherCPUNs)
+	}
+	at := func(kv ...string) collector.Info {
+		info := collector.Info{}
+		for k, v := range base {
+			info[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				delete(info, kv[i])
+			} else {
+				info[kv[i]] = kv[i+1]
+			}
+		}
+		return info
+	}
+	// 10 s of process CPU, 4 s of it the main thread's: 6 s for the others.
+	prev := snapOf(at("used_cpu_user", "9.000000", "used_cpu_sys", "1.000000",
+		"used_cpu_user_main_thread", "3.000000", "used_cpu_sys_main_thread", "1.000000",
+		"used_active_time_io_thread_1", "2.000000", "used_active_time_io_thread_2", "2.000000",
+		"used_active_time_io_thread_3", "2.000000"), 1000*ms)
+	io := func(user, a1, a2, a3 string) collector.Info {
+		return at("used_cpu_user", user, "used_cpu_sys", "1.000000",
+			"used_cpu_user_main_thread", "3.000000", "used_cpu_sys_main_thread", "1.000000",
+			"used_active_time_io_thread_1", a1, "used_active_time_io_thread_2", a2, "used_active_time_io_thread_3", a3)
+	}
+	span := func(d time.Duration) []Evidence {
+		return []Evidence{{Cause: RedisCPU, From: 1000 * ms, To: 2000 * ms, Dur: d, Spread: true}}
+	}
+	for _, tc := range []struct {
+		name string
+		cur  collector.Info
+		want []Evidence
+	}{
+		// 0.9 s active in all, 0.3 s of CPU: 0.6 s off a CPU, 0.2 s a thread.
+		{"active off a CPU", io("9.300000", "2.300000", "2.300000", "2.300000"), span(200 * time.Millisecond)},
+		{"one thread only", io("9.000000", "2.900000", "2.000000", "2.000000"), span(300 * time.Millisecond)},
+		{"spinning: more CPU than active", io("10.000000", "2.300000", "2.300000", "2.300000"), nil},
+		{"under the floor", io("9.299500", "2.100000", "2.100000", "2.100000"), nil},
+		{"no more than the interval", io("9.000000", "5.500000", "5.500000", "5.500000"), span(1000 * time.Millisecond)},
+		{"a thread fewer", at("used_active_time_io_thread_3", "", "used_active_time_io_thread_1", "9.000000"), nil},
+		{"the main thread's fields only (io-threads 1)", readInfo(t, "../../collector/testdata/info/valkey-9.1.txt"), nil},
+		{"Redis 7.0", readInfo(t, "info-7.0-before-bgsave.txt"), nil},
+		{"garbage in a thread's field", io("9.300000", "2.300000", "x", "2.300000"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ioOffCPUEvidence(prev, snapOf(tc.cur, 2000*ms)); !sameEvidence(got, tc.want) {
+				t.Errorf("%+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	restarted := io("9.300000", "2.300000", "2.300000", "2.300000")
+	restarted["run_id"] = "another"
+	if got := ioOffCPUEvidence(prev, snapOf(restarted, 2000*ms)); got != nil {
+		t.Errorf("across a restart: %+v", got)
+	}
+}

@@ -126,6 +126,7 @@ func (r *Reader) Tick(ctx context.Context) {
 		n.addEvidence(infoEvidence(r.prev, cur)...)
 		if !r.proc.attached() {
 			n.addEvidence(offCPUEvidence(r.prev, cur)...)
+			n.addEvidence(ioOffCPUEvidence(r.prev, cur)...)
 		}
 	}
 	if !r.hasPrev || cur.at > r.prev.at {

@@ -30,10 +30,30 @@ var fracs = [1 << MaxSchema]float64{
 // (it panics otherwise: schemas are constants of the callers).
 func Index(v float64, s int32) int {
 	checkSchema(s)
+	b := math.Float64bits(v)
+	e := int(b >> 52 & 0x7ff)
+	if e == 0 {
+		// Subnormal: no latency is, so the slow way.
+		return indexSearch(v, s)
+	}
+	// v = frac·2^exp with frac in [0.5, 1), as math.Frexp, from the bits.
+	// The top 5 bits of the mantissa cut [0.5, 1) into 32 cells, each
+	// holding at most one of the schema's fractions; a cell's table says
+	// how many fractions lie below it and which one lies in it.
+	exp := e - 1022
+	frac := math.Float64frombits(b&(1<<52-1) | 1022<<52)
+	c := cells[s][b>>47&31]
+	i := int(c.below)
+	if c.next < frac {
+		i++
+	}
+	return i + (exp-1)<<s
+}
+
+// indexSearch is Index by binary search over the schema's fractions,
+// as client_golang finds a bucket.
+func indexSearch(v float64, s int32) int {
 	frac, exp := math.Frexp(v)
-	// The first of the schema's fractions at or above frac, by binary
-	// search over its 2^s fractions (sort.SearchFloat64s's answer, without
-	// its closure call on the probe's hot path).
 	stride := 1 << (MaxSchema - s)
 	lo, hi := 0, 1<<s
 	for lo < hi {
@@ -46,6 +66,35 @@ func Index(v float64, s int32) int {
 	}
 	return lo + (exp-1)<<s
 }
+
+// cell is one 64th of [0.5, 1): how many of a schema's fractions lie
+// below it, and the one in it (1 when none, which no frac is below).
+type cell struct {
+	below uint8
+	next  float64
+}
+
+// cells are every schema's 32 cells, built once from fracs (read-only
+// after).
+var cells = func() (t [MaxSchema + 1][32]cell) {
+	for s := range t {
+		stride := 1 << (MaxSchema - s)
+		for c := range t[s] {
+			lo, hi := 0.5+float64(c)/64, 0.5+float64(c+1)/64
+			t[s][c].next = 1
+			for j := range 1 << s {
+				f := fracs[j*stride]
+				switch {
+				case f < lo:
+					t[s][c].below++
+				case f < hi:
+					t[s][c].next = f
+				}
+			}
+		}
+	}
+	return t
+}()
 
 // UpperBound is the upper bound of bucket i of schema s, 2^(i·2^-s), as
 // Prometheus computes it (the lower bound is UpperBound(i-1, s)).

@@ -102,6 +102,41 @@ func TestIndexOfBounds(t *testing.T) {
 	}
 }
 
+// The cell table's answer is the binary search's, for any positive finite
+// float: each cell holds at most one fraction, and the subnormals (which
+// have no cell) go the slow way.
+func TestIndexCellsAsSearch(t *testing.T) {
+	for s := int32(0); s <= MaxSchema; s++ {
+		for c := range cells[s] {
+			lo, hi := 0.5+float64(c)/64, 0.5+float64(c+1)/64
+			n := 0
+			for j := range 1 << s {
+				if f := fracs[j<<(MaxSchema-s)]; f >= lo && f < hi {
+					n++
+				}
+			}
+			if n > 1 {
+				t.Fatalf("schema %d cell %d holds %d fractions", s, c, n)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	vs := []float64{math.SmallestNonzeroFloat64, 1e-310, 2.2250738585072014e-308, math.MaxFloat64, 1, 0.5, 0.75}
+	for range 200000 {
+		vs = append(vs, math.Float64frombits(rng.Uint64()&^(1<<63)))
+	}
+	for _, v := range vs {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v == 0 {
+			continue
+		}
+		for s := int32(0); s <= MaxSchema; s++ {
+			if got, want := Index(v, s), indexSearch(v, s); got != want {
+				t.Fatalf("Index(%v, %d) = %d, the search says %d", v, s, got, want)
+			}
+		}
+	}
+}
+
 func TestBadSchemaPanics(t *testing.T) {
 	for _, s := range []int32{-1, MaxSchema + 1} {
 		func() {

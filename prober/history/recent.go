@@ -29,10 +29,11 @@ import (
 //   - 60 p99 figures of 4 bytes (the sparkline) = 240 bytes;
 //   - at most 5 errors of at most 200 bytes of text each ≈ 1.3 KiB;
 //
-// about 3 KiB in all. The buckets are coarser than ChangeWindow's (4 per
-// power of two, so a quantile is within ±9%, from 4µs to 4.3s): a page
-// for a person needs the order of magnitude and the trend, and 8 buckets an
-// octave would double the slots' memory.
+// about 3 KiB in all. The buckets are coarser than ChangeWindow's (native
+// schema 2, 4 per power of two, so a quantile is within ±9.1%; from
+// 2^(-71/4) s ≈ 4.5µs to 2^(7/4) s ≈ 3.4 s, faster and slower samples in
+// the first and last): a page for a person needs the order of magnitude and
+// the trend, and 8 buckets an octave would double the slots' memory.
 //
 // The hot path (ObserveSample, through Tap) is two loads and an atomic add,
 // as in ChangeWindow; SetUp is one load while nothing changes. Errors are
@@ -55,11 +56,7 @@ type Recent struct {
 }
 
 const (
-	recentSubBits = 2
-	recentSub     = 1 << recentSubBits
-	recentMinExp  = 12 // 2^12 ns ≈ 4µs
-	recentMaxExp  = 32 // 2^32 ns ≈ 4.3 s
-	recentBuckets = (recentMaxExp - recentMinExp) * recentSub
+	recentBuckets = 80
 
 	// RecentSlot is the length of one slot of the recent history.
 	RecentSlot  = time.Minute
@@ -108,12 +105,12 @@ func (s *recentSlot) close() *recentSlot {
 	return out
 }
 
-func recentIndex(d time.Duration) int {
-	return logBucket(d, recentSubBits, recentMinExp, recentMaxExp)
-}
+var recentRun = bucketRun{schema: 2, first: -71, n: recentBuckets}
+
+func recentIndex(d time.Duration) int { return recentRun.index(d) }
 
 // recentValue is the geometric middle of bucket i.
-func recentValue(i int) time.Duration { return logBucketValue(i, recentSubBits, recentMinExp) }
+func recentValue(i int) time.Duration { return recentRun.value(i) }
 
 // NewRecent returns the history of a node probed with commands (in the
 // probe's order), starting at now.

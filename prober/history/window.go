@@ -36,22 +36,18 @@ func (t tapRecorder) Record(cmd int, res prober.Result, d time.Duration) {
 	t.sink.ObserveSample(cmd, res, d)
 }
 
-// The window's buckets are log-linear: 8 per power of two from 1µs to
-// about 34 s, so a quantile read from them is within ±6.5% of the truth
-// (the native histograms' factor of 1.1 is about as fine). Faster samples
-// land in the first bucket, slower ones in the last.
-const (
-	winSubBits = 3
-	winSub     = 1 << winSubBits
-	winMinExp  = 10 // 2^10 ns ≈ 1µs
-	winMaxExp  = 35 // 2^35 ns ≈ 34 s
-	winBuckets = (winMaxExp - winMinExp) * winSub
-)
+// The window's buckets are native buckets of schema 3, 8 per power of two
+// (the probe histograms' own): bucket 0 holds everything up to 2^(-159/8) s
+// ≈ 1.04µs, the last everything above 2^(39/8) s ≈ 29 s. A quantile read
+// from them is within ±4.5% of the truth.
+const winBuckets = 200
 
-func winIndex(d time.Duration) int { return logBucket(d, winSubBits, winMinExp, winMaxExp) }
+var winRun = bucketRun{schema: 3, first: -159, n: winBuckets}
+
+func winIndex(d time.Duration) int { return winRun.index(d) }
 
 // winValue is the geometric middle of bucket i.
-func winValue(i int) time.Duration { return logBucketValue(i, winSubBits, winMinExp) }
+func winValue(i int) time.Duration { return winRun.value(i) }
 
 // ChangeWindowSlots is how many slots a window is cut into: the sliding
 // "after" window moves on in steps of window/ChangeWindowSlots (5 minutes
@@ -163,7 +159,7 @@ func (w *ChangeWindow) Mark(now time.Time) {
 type WindowQuantiles struct {
 	Command string
 	Count   uint64
-	// Sum is the total of the samples as their buckets' middles (±6.5%).
+	// Sum is the total of the samples as their buckets' middles (±4.5%).
 	Sum            time.Duration
 	P50, P99, P999 time.Duration
 }

@@ -5,27 +5,45 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-prober/redis-prober/internal/nativebucket"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/wire"
 )
 
-func TestWinIndexBounds(t *testing.T) {
-	// Every value maps into a bucket whose middle is within the promised
-	// relative error, across the whole range.
-	for d := time.Duration(1 << winMinExp); d < 30*time.Second; d = d*21/20 + 1 {
-		got := winValue(winIndex(d))
-		if rel := math.Abs(float64(got-d)) / float64(d); rel > 0.065 {
-			t.Fatalf("%v reads back as %v (%.1f%% off)", d, got, rel*100)
-		}
-	}
+func TestBucketRuns(t *testing.T) {
 	for _, tc := range []struct {
-		d    time.Duration
-		want int
+		name     string
+		run      bucketRun
+		from, to time.Duration
+		maxRel   float64 // half a bucket: 2^(2^-s/2) - 1, and a nanosecond's rounding
 	}{
-		{0, 0}, {-time.Second, 0}, {500 * time.Nanosecond, 0}, {time.Hour, winBuckets - 1},
+		{"window", winRun, 1100 * time.Nanosecond, 29 * time.Second, 0.0444},
+		{"recent", recentRun, 4600 * time.Nanosecond, 3300 * time.Millisecond, 0.0906},
 	} {
-		if got := winIndex(tc.d); got != tc.want {
-			t.Errorf("winIndex(%v) = %d, want %d", tc.d, got, tc.want)
+		// Every value in the range reads back as its bucket's middle,
+		// within half a bucket.
+		for d := tc.from; d < tc.to; d = d*21/20 + 1 {
+			got := tc.run.value(tc.run.index(d))
+			if rel := math.Abs(float64(got-d)) / float64(d); rel > tc.maxRel {
+				t.Fatalf("%s: %v reads back as %v (%.2f%% off)", tc.name, d, got, rel*100)
+			}
+			// The bucket is the native bucket of the schema, the one the
+			// probe's histogram counts d in at schema 3.
+			if got, want := tc.run.index(d)+tc.run.first, nativebucket.Index(d.Seconds(), tc.run.schema); got != want {
+				t.Fatalf("%s: %v in native bucket %d, want %d", tc.name, d, got, want)
+			}
+		}
+		// Out of range and absurd values are clamped to the ends.
+		for _, c := range []struct {
+			d    time.Duration
+			want int
+		}{
+			{0, 0}, {-time.Second, 0}, {time.Nanosecond, 0}, {tc.from / 2, 0},
+			{time.Hour, tc.run.n - 1}, {math.MaxInt64, tc.run.n - 1}, {tc.to * 2, tc.run.n - 1},
+		} {
+			if got := tc.run.index(c.d); got != c.want {
+				t.Errorf("%s: index(%v) = %d, want %d", tc.name, c.d, got, c.want)
+			}
 		}
 	}
 }

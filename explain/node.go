@@ -63,6 +63,9 @@ type Node struct {
 	// minutes), by cause: the status page's timeline and the 5-minute share.
 	minutes  [TimelineMinutes][NumCauses]uint32
 	minuteAt [TimelineMinutes]int64
+	// keySizes are INFO KEYSIZES's largest bins as read in the last
+	// second slow requests waited (Redis 8+; empty elsewhere).
+	keySizes KeySizes
 }
 
 // NewNode returns a node's attribution, with the threshold at the objective
@@ -204,6 +207,25 @@ func (n *Node) decideLocked(p pendingReq) {
 		n.minuteAt[i], n.minutes[i] = m, [NumCauses]uint32{}
 	}
 	n.minutes[i][c]++
+}
+
+// setKeySizes keeps the key sizes read while slow requests waited.
+func (n *Node) setKeySizes(k KeySizes) {
+	n.mu.Lock()
+	n.keySizes = k
+	n.mu.Unlock()
+}
+
+// KeySizes are the largest key-size bins of each kind (INFO KEYSIZES,
+// Redis 8+) as read in the last second slow requests waited: beside slow
+// requests under slow_command, they say whether the server holds keys
+// big enough for a command on one of them to be slow (a person's lead,
+// not a cause). Empty when the server has no KEYSIZES or no slow request
+// waited yet.
+func (n *Node) KeySizes() KeySizes {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.keySizes
 }
 
 // Settles counts the calls of Settle: a reader's ticks, each after its

@@ -134,6 +134,12 @@ func (r *Reader) Tick(ctx context.Context) {
 	}
 	r.proc.attach(info)
 	n.addEvidence(r.proc.sample(replied)...)
+	if n.Pending() {
+		// Redis 8's default INFO has the Keysizes section (8.0.2 and
+		// 8.0.6 both), so the shared read carries it: no command of its
+		// own, and parsed only in the seconds slow requests wait.
+		n.setKeySizes(parseKeySizes(info))
+	}
 	if n.Pending() || !r.logs[slowLog].seen {
 		r.readLogs(ctx)
 	}

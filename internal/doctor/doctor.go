@@ -61,10 +61,14 @@ type TargetReport struct {
 	ClientDelay *LatencyStat `json:"client_delay,omitempty"`
 	// Slow are the PINGs of the measurement at or above SlowThreshold,
 	// by their cause (docs/explain.md); nil without a measurement.
-	Slow          []SlowCause    `json:"slow_requests,omitempty"`
-	SlowThreshold float64        `json:"slow_threshold_seconds,omitempty"`
-	Checks        []CheckReport  `json:"checks"`
-	Events        []LatencyEvent `json:"latency_events,omitempty"`
+	Slow          []SlowCause `json:"slow_requests,omitempty"`
+	SlowThreshold float64     `json:"slow_threshold_seconds,omitempty"`
+	// LargestKeys are the largest key-size bins of each kind (INFO
+	// KEYSIZES, Redis 8+) as read while slow PINGs waited, said when some
+	// were slow_command: a command on one of them may be it.
+	LargestKeys string         `json:"largest_keys,omitempty"`
+	Checks      []CheckReport  `json:"checks"`
+	Events      []LatencyEvent `json:"latency_events,omitempty"`
 }
 
 // CheckReport is one check as the report shows it, with why it matters
@@ -147,6 +151,9 @@ func Run(ctx context.Context, cfg Config) *Report {
 					}
 				}
 				slices.SortStableFunc(t.Slow, func(a, b SlowCause) int { return cmp.Compare(b.Count, a.Count) })
+				if k := m.slow.KeySizes(); counts[explain.SlowCommand] > 0 && !k.Empty() {
+					t.LargestKeys = k.String()
+				}
 			}
 		}
 	}

@@ -61,10 +61,17 @@ func TestDoctorHealthyRedisMeasuresNoErrors(t *testing.T) {
 
 // The doctor attributes the slow PINGs of its window as run does: a DEBUG
 // SLEEP from another client, once the doctor has read the slow log's
-// last id, is slow_command, in the report and its text.
+// last id, is slow_command, in the report and its text. On Redis 8+ the
+// report says the largest keys beside it (INFO KEYSIZES: a 3 MB string),
+// on any other server nothing of them.
 func TestDoctorAttributesSlowRequests(t *testing.T) {
+	v := redistest.BinaryVersion(t)
+	keysizes := v.Flavor == "redis" && v.AtLeast(8, 0)
 	srv := redistest.Start(t, "enable-debug-command yes")
 	other := srv.Client()
+	if err := other.Set(t.Context(), "big", strings.Repeat("x", 3_000_000), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	go func() {
 		// The doctor's first read of the slow log (its last id) comes
@@ -111,5 +118,13 @@ func TestDoctorAttributesSlowRequests(t *testing.T) {
 	rep.WriteText(&text, false)
 	if !strings.Contains(text.String(), "slow PINGs (at or above 5.000 ms): slow_command ") {
 		t.Errorf("the text lacks the slow PINGs' causes:\n%s", text.String())
+	}
+	if keysizes {
+		if !strings.Contains(tr.LargestKeys, "strings of 2M-4M bytes") ||
+			!strings.Contains(text.String(), "largest keys then (INFO KEYSIZES): strings of 2M-4M bytes") {
+			t.Errorf("%s: largest keys %q, want a 3 MB string's bin in the report and its text:\n%s", v, tr.LargestKeys, text.String())
+		}
+	} else if tr.LargestKeys != "" {
+		t.Errorf("%s has no INFO KEYSIZES, yet largest keys %q", v, tr.LargestKeys)
 	}
 }

@@ -42,6 +42,9 @@ func (r *Report) WriteText(w io.Writer, colour bool) {
 		}
 		if t.Ping != nil && t.SlowThreshold > 0 {
 			p.line("  slow PINGs (at or above %s): %s", fmtSeconds(t.SlowThreshold), slowCauses(t.Slow))
+			if t.LargestKeys != "" {
+				p.line("  largest keys then (INFO KEYSIZES): %s; a command on one of them may be the slow_command", q(t.LargestKeys))
+			}
 		}
 		p.hostDelay(t)
 		if !t.ProcessVisible {

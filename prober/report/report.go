@@ -119,7 +119,11 @@ type PercentileReport struct {
 
 // HistogramReport is an HdrHistogram in its standard V2 compressed
 // encoding (base64), readable by HdrHistogram tools in any language, with
-// values in nanoseconds.
+// values in nanoseconds. It is the report's promise to the user's own
+// tools: compare reads the percentiles beside it, not it. A tool on the
+// Java or JavaScript port may read a percentile one sample's rank higher
+// than the report: those take the ceiling of the rank, hdrhistogram-go
+// (and the C library redis-benchmark links) the nearest.
 type HistogramReport struct {
 	Encoding string `json:"encoding"`
 	Unit     string `json:"unit"`

@@ -23,6 +23,13 @@ type Evidence struct {
 	// the window, which a request overlapping the window may have met
 	// whole.
 	Spread bool
+	// Rise says Dur is how far a round trip rose over the path's own
+	// minimum (the network's held rise): a queue on the path, or a server
+	// late to reply, which lengthens the kernel's round-trip samples too.
+	// So it is a stall of the network only beyond what the server causes
+	// overlapping the request could have delayed it, and otherwise a
+	// state (see Decide). Only network evidence is a rise.
+	Rise bool
 }
 
 // Request is one slow probe request as the attribution sees it.
@@ -59,15 +66,35 @@ func (r Request) Start() int64 { return r.End - int64(r.Latency) }
 // order of the Cause constants) wins. Host evidence counts only for a
 // request timed by the prober's own clock: a kernel-stamped latency has
 // this host's delays out of its figure already.
+//
+// A round trip that rose and held (Evidence.Rise) is a network stall in
+// steps 1 and 2 only by what is left of it once the server causes
+// overlapping the request have had their due: a server late to reply
+// lengthens the round trip by as much as it was late, at most the stalls
+// and whole run delays (as in step 3) its sources give, so the rise less
+// those is the path's own queue. A server state that held (a fork child, a
+// defrag), whose cost no source gives, may have been all of the rise: then
+// the rise is a state only. What is not a stall is a state in step 3,
+// after every server cause. So a congested link is network by its size,
+// beside a run delay of a few ms that only coincides; a fork or a slow
+// command that accounts still wins by precedence, and a server whose run
+// delay could have been the whole rise is still redis_cpu.
 func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
 	var timed, whole [NumCauses]time.Duration
 	var state [NumCauses]bool
+	var rise time.Duration // the largest rise of the round trip over the request
 	from, to := r.Start(), r.End
 	for _, e := range ev {
 		if e.Cause >= Unexplained || e.To < from || e.From > to {
 			continue
 		}
 		if e.Cause == Host && !r.UserClock {
+			continue
+		}
+		if e.Rise && e.Cause == Network {
+			// Several connections' views of the same path: the largest.
+			rise = max(rise, min(e.Dur, r.Latency))
+			state[e.Cause] = true
 			continue
 		}
 		d, all := e.Dur, e.Dur
@@ -82,6 +109,21 @@ func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
 		}
 		timed[e.Cause] += d
 	}
+	// The most the server's own causes can have delayed the request: a
+	// rise beyond it is the path's. A state of unknown cost may have been
+	// all of it; a starved server's state (redis_cpu) costs its run delay.
+	var late time.Duration
+	for c := range Network {
+		if state[c] && c != RedisCPU {
+			late = rise
+			break
+		}
+		late += whole[c]
+	}
+	pathRise := rise > late
+	if pathRise {
+		timed[Network] += rise - late
+	}
 	for c := range Unexplained {
 		if timed[c] > 0 && r.Latency-timed[c] < threshold {
 			return c
@@ -95,6 +137,10 @@ func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
 	}
 	if best != Unexplained {
 		return best
+	}
+	if pathRise {
+		// Bigger than every server cause that coincides, together.
+		return Network
 	}
 	for c := range Unexplained {
 		// A stall too short to matter (under half the threshold) is no

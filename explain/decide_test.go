@@ -23,6 +23,13 @@ func TestDecidePrecedence(t *testing.T) {
 		e.Spread = true
 		return e
 	}
+	// A round trip that rose by d and held, over a request's time on the
+	// wire.
+	rose := func(from, to int64, d time.Duration) Evidence {
+		e := at(Network, from, to, d)
+		e.Rise = true
+		return e
+	}
 	for _, tc := range []struct {
 		name string
 		req  Request
@@ -87,9 +94,35 @@ func TestDecidePrecedence(t *testing.T) {
 			at(Network, 962, 1000, 36*time.Millisecond), at(SlowCommand, 900, 2000, 35*time.Millisecond)}, SlowCommand},
 		{"a retransmission beats a coincident server state", req, []Evidence{
 			at(Network, 962, 1000, 36*time.Millisecond), at(Fork, 0, 2000, 0)}, Network},
-		{"a round trip that rose only coincides", req, []Evidence{at(Network, 962, 1000, 0)}, Network},
+		{"a round trip that rose only coincides", req, []Evidence{rose(962, 1000, 12*time.Millisecond)}, Network},
+		{"a rise that accounts", req, []Evidence{rose(962, 1000, 35*time.Millisecond)}, Network},
+		// A server state's cost is not known: it may be all of the rise.
 		{"a server state comes before a round trip that rose", req, []Evidence{
-			at(Network, 962, 1000, 0), at(Expiry, 0, 2000, 0)}, Expiry},
+			rose(962, 1000, 38*time.Millisecond), at(Expiry, 0, 2000, 0)}, Expiry},
+		{"a fork that accounts beats a rise", req, []Evidence{
+			rose(962, 1000, 38*time.Millisecond), at(Fork, 0, 2000, 35*time.Millisecond)}, Fork},
+		// The EVAL's 30 ms lengthened the round trip too: 8 ms of the
+		// rise are left to the path, the EVAL covers the most.
+		{"a slow command beats the rise it lengthened", req, []Evidence{
+			rose(962, 1000, 38*time.Millisecond), at(SlowCommand, 900, 2000, 30*time.Millisecond)}, SlowCommand},
+		{"a run delay that could have been the whole rise", req, []Evidence{
+			rose(962, 1000, 30*time.Millisecond), spread(RedisCPU, 0, 2000, 32*time.Millisecond)}, RedisCPU},
+		// A congested link beside a little run delay: by precedence alone
+		// (the rise a state) these were redis_cpu.
+		{"a congested link just over the threshold, beside a run delay", Request{End: 1000 * ms, Latency: 12 * time.Millisecond},
+			[]Evidence{rose(988, 1000, 12*time.Millisecond), spread(RedisCPU, 0, 2000, 8*time.Millisecond)}, Network},
+		{"a congested link bigger than a possible run delay", req, []Evidence{
+			rose(962, 1000, 35*time.Millisecond), spread(RedisCPU, 0, 2000, 22*time.Millisecond)}, Network},
+		// A starved window's state costs the window's run delay, no more.
+		{"a congested link bigger than a starved window", req, []Evidence{
+			rose(962, 1000, 38*time.Millisecond), spread(RedisCPU, 900, 1100, 20*time.Millisecond),
+			at(RedisCPU, 900, 1100, 0)}, Network},
+		// Two connections see the same queue: the largest rise, not both.
+		{"rises of two connections do not add up", req, []Evidence{
+			rose(962, 1000, 16*time.Millisecond), rose(970, 1000, 16*time.Millisecond),
+			spread(RedisCPU, 0, 2000, 20*time.Millisecond)}, RedisCPU},
+		{"a rise is bounded by the request", Request{End: 1000 * ms, Latency: 12 * time.Millisecond}, []Evidence{
+			rose(988, 1000, 40*time.Millisecond), spread(RedisCPU, 0, 2000, 12*time.Millisecond)}, RedisCPU},
 		{"network before host", user, []Evidence{
 			at(Host, 990, 1000, 35*time.Millisecond), at(Network, 962, 1000, 36*time.Millisecond)}, Network},
 		{"latency events of no named class", req, []Evidence{at(LatencyEvent, 950, 2000, 40*time.Millisecond)}, LatencyEvent},

@@ -21,13 +21,17 @@ const maxBackoffs = 16
 //     wait (or the kernel's own count of the time in recovery, when it
 //     has one), never more than the request's time on the wire;
 //   - a smoothed round trip well over the path's own minimum (by half the
-//     threshold at least, and at least doubled) that held over several
-//     round trips (its mean deviation is under the rise) is a state: the
+//     threshold at least, and at least doubled) that held is a rise: its
+//     size, at most the request's time on the wire, goes with it. The
 //     kernel takes an RTT sample from the ACK that rides on the server's
-//     reply, so a server that replies late lengthens the samples too, and
-//     a rise names the network only when nothing on the server does.
-//     One late reply leaves a deviation larger than the rise; a queue on
-//     the path keeps the round trip up, and the deviation falls.
+//     reply, so a server that replies late lengthens the samples too:
+//     Decide counts a rise as the network's stall only beyond what the
+//     server's own causes could have delayed the request, and as a state
+//     otherwise. One late reply is no rise: it moves the smoothed round
+//     trip by an eighth of it, and its mean deviation by more. A rise held
+//     when its deviation is under it (a steady queue), or when the round
+//     trip was up already before this request's own sample (a queue that
+//     comes and goes, as a bulk flow's does, keeps the deviation high).
 func networkEvidence(s prober.NetworkSample, threshold time.Duration) (Evidence, bool) {
 	from, to := s.From.UnixNano(), s.To.UnixNano()
 	wire := time.Duration(to - from)
@@ -40,8 +44,17 @@ func networkEvidence(s prober.NetworkSample, threshold time.Duration) (Evidence,
 		e.Dur = min(max(stall, s.RTOTime), wire)
 		return e, e.Dur > 0
 	}
+	if s.TCP.MinRTT <= 0 {
+		return Evidence{}, false
+	}
+	least := max(threshold/2, s.TCP.MinRTT)
 	rise := s.TCP.RTT - s.TCP.MinRTT
-	if s.TCP.MinRTT > 0 && rise >= max(threshold/2, s.TCP.MinRTT) && s.TCP.RTTVar < rise {
+	// The smoothed round trip before this request's sample (the kernel
+	// adds an eighth of each sample's difference): this request took
+	// about its time on the wire.
+	before := (8*s.TCP.RTT-wire)/7 - s.TCP.MinRTT
+	if rise >= least && (s.TCP.RTTVar < rise || before >= least) {
+		e.Dur, e.Rise = min(rise, wire), true
 		return e, true
 	}
 	return Evidence{}, false

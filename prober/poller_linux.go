@@ -121,10 +121,9 @@ type pollConn struct {
 	// request meets it, as a client reusing the connection would.
 	dead error
 	t    wire.Timer // the slot's due time, or the request's deadline
-	// tcp is the connection's TCP_INFO as last read (when the loop took it
-	// over, then after each request long on the wire); tcpOK says it was.
-	tcp   wire.TCPStats
-	tcpOK bool
+	// net is the connection's TCP_INFO as last read: when the loop took
+	// it over, then after each request long on the wire.
+	net netTrack
 }
 
 // pollable tells whether the worker's open connection is one the poller
@@ -295,7 +294,7 @@ func (l *pollLoop) takeInbox() {
 		l.p.served.Add(1)
 		// The baseline the retransmissions of its requests are counted
 		// from; a socket without TCP_INFO is never read again.
-		pc.tcp, pc.tcpOK = readTCPInfo(pc.fd)
+		pc.net.begin(func() (wire.TCPStats, bool) { return readTCPInfo(pc.fd) })
 		l.next(pc)
 	}
 	if sweep {
@@ -599,54 +598,14 @@ func (l *pollLoop) release(pc *pollConn) {
 	pc.w.done()
 }
 
-// networkFloor is the least time on the wire after which a request's
-// connection has its TCP_INFO read: explain's threshold never goes under
-// it (explain.MinThreshold), so a faster request is never one it
-// attributes. A lost segment costs a request the retransmission timeout,
-// 200 ms at the least, so no retransmission goes unread.
-const networkFloor = time.Millisecond
-
 // network reads the connection's TCP_INFO after a request long on the wire
-// (at least networkFloor, and twice the path's own minimum round trip, so a
-// remote node whose every request takes a millisecond is not read on each)
-// and tells the recorder what moved. A read costs about 1.5 µs
-// (wire.BenchmarkTCPInfo): a healthy node pays nothing, a node in trouble
-// one read a slow request. end is when the request ended, for a request
-// without an RX stamp.
+// (netTrack's rule) and tells the recorder what moved. end is when the
+// request ended, for a request without an RX stamp.
 func (l *pollLoop) network(pc *pollConn, end time.Time) {
-	if !pc.tcpOK {
-		return
+	from, to := onWire(pc.ex, end)
+	if s, ok := pc.net.after(from, to, func() (wire.TCPStats, bool) { return readTCPInfo(pc.fd) }); ok {
+		pc.w.probe.rec.RecordNetwork(s)
 	}
-	from, to := pc.ex.WriteAt, end
-	if pc.ex.TX {
-		from = pc.ex.TXWall
-	}
-	if pc.ex.RX {
-		to = pc.ex.RXWall
-	}
-	if to.Sub(from) < max(networkFloor, 2*pc.tcp.MinRTT) {
-		return
-	}
-	st, ok := readTCPInfo(pc.fd)
-	if !ok {
-		return
-	}
-	s := NetworkSample{From: from, To: to, TCP: st}
-	if st.TotalRetrans >= pc.tcp.TotalRetrans {
-		s.Retrans = st.TotalRetrans - pc.tcp.TotalRetrans
-	}
-	if st.RTOTime >= pc.tcp.RTOTime {
-		s.RTOTime = st.RTOTime - pc.tcp.RTOTime
-	}
-	pc.tcp = st
-	pc.w.probe.rec.RecordNetwork(s)
-}
-
-// readTCPInfo is wire.TCPInfo with its failure as false: a connection whose
-// TCP_INFO cannot be read only gives no network evidence.
-func readTCPInfo(fd int) (wire.TCPStats, bool) {
-	st, err := wire.TCPInfo(fd)
-	return st, err == nil
 }
 
 func (l *pollLoop) setTimer(pc *pollConn, at time.Time) { l.timers.Set(&pc.t, pc, at) }

@@ -220,6 +220,10 @@ func (w *worker) run() (pollable bool) {
 		stamped := w.pc != nil && w.pc.wire.stamps != nil
 		if stamped && !dialed {
 			ex = w.pc.wire.stamps.Last()
+			// Before its Record, as the loop does for its own.
+			if ns, ok := w.pc.network(ex, end); ok {
+				w.probe.rec.RecordNetwork(ns)
+			}
 		}
 		if w.settle(&s, err, end, dialed || !stamped, ex) {
 			// The stream is out of step (or gone): the next slot opens

@@ -3,10 +3,13 @@ package prober
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/resp"
+	"github.com/redis-prober/redis-prober/wire"
 )
 
 // probeConn is one probe connection: the probe's commands, encoded once,
@@ -18,6 +21,11 @@ import (
 type probeConn struct {
 	wire *wireConn
 	r    *resp.Reader
+	// tcp is the TCP socket beneath the stream (under TLS too), for its
+	// TCP_INFO on a goroutine (network); nil for a unix socket, which has
+	// none. net is that TCP_INFO as last read.
+	tcp syscall.RawConn
+	net netTrack
 }
 
 // probeReadBuffer is the reply buffer of one probe connection: probe
@@ -44,7 +52,49 @@ func (e Endpoint) openProbeConn(ctx context.Context, timeout time.Duration, dead
 		_ = c.Close()
 		return nil, stampErr, err
 	}
+	if pc.tcp = tcpSocket(c.Conn); pc.tcp != nil {
+		pc.net.begin(pc.tcpInfo)
+	}
 	return pc, stampErr, nil
+}
+
+// tcpSocket is the TCP socket beneath a probe connection's stream (a TLS
+// connection over a stamped or a plain socket, or the socket itself); nil
+// when there is none (a unix socket) or it cannot be reached.
+func tcpSocket(c net.Conn) syscall.RawConn {
+	if tc, ok := c.(interface{ NetConn() net.Conn }); ok { // *tls.Conn
+		c = tc.NetConn()
+	}
+	if _, ok := c.LocalAddr().(*net.TCPAddr); !ok {
+		return nil
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+// tcpInfo reads the TCP_INFO of the socket beneath the stream.
+func (pc *probeConn) tcpInfo() (st wire.TCPStats, ok bool) {
+	err := pc.tcp.Control(func(fd uintptr) { st, ok = readTCPInfo(int(fd)) })
+	return st, ok && err == nil
+}
+
+// network is the network sample of a request of a connection on a
+// goroutine of its own (TLS), by the rule the Poller's loop follows for
+// its own (netTrack): ex holds the request's kernel stamps, end is when it
+// ended. A unix socket gives none.
+func (pc *probeConn) network(ex wire.Exchange, end time.Time) (NetworkSample, bool) {
+	if pc.tcp == nil {
+		return NetworkSample{}, false
+	}
+	from, to := onWire(ex, end)
+	return pc.net.after(from, to, pc.tcpInfo)
 }
 
 // Handshake readies a new connection as every Redis client does: AUTH when

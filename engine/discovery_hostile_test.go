@@ -235,6 +235,33 @@ func TestClusterAllowList(t *testing.T) {
 	stop()
 }
 
+// hostileSentinelTarget is a target whose one Sentinel is a fake: it
+// names host:6379 as the primary of "mymaster" and answers SENTINEL
+// REPLICAS (or SLAVES) with replicas().
+func hostileSentinelTarget(t *testing.T, host string, replicas func() faulttest.Reply) Target {
+	t.Helper()
+	sentinel := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {
+		if args[0] != "SENTINEL" || len(args) < 2 {
+			return faulttest.Bytes("-ERR unknown command\r\n")
+		}
+		switch strings.ToLower(args[1]) {
+		case "get-master-addr-by-name":
+			return faulttest.Bytes(array(host, "6379"))
+		case "replicas", "slaves":
+			return replicas()
+		}
+		return faulttest.Bytes("-ERR unknown subcommand\r\n")
+	}))
+	tg := hostileTarget(t, sentinel)
+	_, sep, err := ParseAddr(sentinel.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg.Endpoint = prober.Endpoint{Network: "tcp", Password: "s3cret"}
+	tg.Sentinel = &SentinelOptions{MasterName: "mymaster", Sentinels: []prober.Endpoint{sep}, ProbeReplicas: true, Refresh: 50 * time.Millisecond}
+	return tg
+}
+
 // A Sentinel naming thousands of replicas and invalid addresses: capped,
 // refused, counted, no panic.
 func TestSentinelHostileReplicasAreCapped(t *testing.T) {
@@ -246,25 +273,7 @@ func TestSentinelHostileReplicasAreCapped(t *testing.T) {
 		host, port, _ := strings.Cut(docAddr(i+1), ":")
 		reply.WriteString(array("name", "r", "ip", host, "port", port, "flags", "slave"))
 	}
-	sentinel := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {
-		if args[0] != "SENTINEL" || len(args) < 2 {
-			return faulttest.Bytes("-ERR unknown command\r\n")
-		}
-		switch strings.ToLower(args[1]) {
-		case "get-master-addr-by-name":
-			return faulttest.Bytes(array("192.0.2.1", "6379"))
-		case "replicas", "slaves":
-			return faulttest.Bytes(reply.String())
-		}
-		return faulttest.Bytes("-ERR unknown subcommand\r\n")
-	}))
-	tg := hostileTarget(t, sentinel)
-	_, sep, err := ParseAddr(sentinel.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg.Endpoint = prober.Endpoint{Network: "tcp", Password: "s3cret"}
-	tg.Sentinel = &SentinelOptions{MasterName: "mymaster", Sentinels: []prober.Endpoint{sep}, ProbeReplicas: true, Refresh: 50 * time.Millisecond}
+	tg := hostileSentinelTarget(t, "192.0.2.1", func() faulttest.Reply { return faulttest.Bytes(reply.String()) })
 	tg.Discovery.MaxNodes = limit
 	reg, logs, stop := startHostile(t, tg)
 
@@ -334,28 +343,12 @@ func TestSentinelReplicasUnansweredKeepsThem(t *testing.T) {
 				host, port, _ := strings.Cut(docAddr(i+1), ":")
 				list += array("name", "r", "ip", host, "port", port, "flags", "slave")
 			}
-			sentinel := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {
-				if args[0] != "SENTINEL" || len(args) < 2 {
-					return faulttest.Bytes("-ERR unknown command\r\n")
+			tg := hostileSentinelTarget(t, "192.0.2.200", func() faulttest.Reply {
+				if asked.Add(1) <= 3 {
+					return faulttest.Bytes(list)
 				}
-				switch strings.ToLower(args[1]) {
-				case "get-master-addr-by-name":
-					return faulttest.Bytes(array("192.0.2.200", "6379"))
-				case "replicas", "slaves":
-					if asked.Add(1) <= 3 {
-						return faulttest.Bytes(list)
-					}
-					return tc.later
-				}
-				return faulttest.Bytes("-ERR unknown subcommand\r\n")
-			}))
-			tg := hostileTarget(t, sentinel)
-			_, sep, err := ParseAddr(sentinel.URL())
-			if err != nil {
-				t.Fatal(err)
-			}
-			tg.Endpoint = prober.Endpoint{Network: "tcp", Password: "s3cret"}
-			tg.Sentinel = &SentinelOptions{MasterName: "mymaster", Sentinels: []prober.Endpoint{sep}, ProbeReplicas: true, Refresh: 50 * time.Millisecond}
+				return tc.later
+			})
 			reg, logs, stop := startHostile(t, tg)
 			defer stop()
 			waitFor(t, 10*time.Second, "the primary and its three replicas", func() bool { return len(upByNode(t, reg, "hostile")) == 4 })

@@ -1,9 +1,10 @@
 package explain
 
 import (
-	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis-prober/redis-prober/internal/nativebucket"
 )
 
 // The threshold in force: a request is slow when its latency is at or
@@ -23,32 +24,28 @@ const (
 	DefaultObjective = 5 * time.Millisecond
 )
 
-// The baseline's buckets: 4 per power of two from 16 µs to about 34 s
-// (±9 %, enough for a threshold four times the p99).
+// The baseline's buckets: native buckets of schema 2 (4 per power of two,
+// ±9 %, enough for a threshold four times the p99), the form every latency
+// the prober keeps in memory is counted in (internal/nativebucket), from
+// 2^-16 s (about 15 µs: faster samples count in the first bucket) to
+// 2^(21/4) s (about 38 s: slower ones in the last).
 const (
-	baseSub     = 4
-	baseMinExp  = 14 // 2^14 ns ≈ 16 µs
-	baseMaxExp  = 35
-	baseBuckets = (baseMaxExp - baseMinExp) * baseSub
+	baseSchema   = 2
+	baseMinIndex = -64
+	baseMaxIndex = 21
+	baseBuckets  = baseMaxIndex - baseMinIndex + 1
 )
 
 func baseIndex(d time.Duration) int {
-	v := uint64(max(d, 0))
-	if v < 1<<baseMinExp {
+	if d <= 0 {
 		return 0
 	}
-	e := bits.Len64(v) - 1
-	if e >= baseMaxExp {
-		return baseBuckets - 1
-	}
-	sub := int(v>>(uint(e)-2)) & (baseSub - 1)
-	return (e-baseMinExp)*baseSub + sub
+	return min(max(nativebucket.Index(d.Seconds(), baseSchema), baseMinIndex), baseMaxIndex) - baseMinIndex
 }
 
 // baseUpper is the upper bound of bucket i.
 func baseUpper(i int) time.Duration {
-	e, sub := i/baseSub+baseMinExp, i%baseSub
-	return time.Duration((uint64(baseSub+sub+1) << uint(e)) / baseSub)
+	return time.Duration(nativebucket.UpperBound(i+baseMinIndex, baseSchema) * float64(time.Second))
 }
 
 // baseline is the node's latency over the last BaselineMinutes: the

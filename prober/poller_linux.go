@@ -475,17 +475,12 @@ func (l *pollLoop) read(pc *pollConn, late bool) {
 			}
 			into = pc.buf[len(pc.buf):cap(pc.buf)]
 		}
-		n, oobn, err := l.msg.Recvmsg(uintptr(pc.fd), into, l.oob, unix.MSG_DONTWAIT)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
+		n, oobn, ok, err := l.msg.ReadNow(uintptr(pc.fd), into, l.oob, pc.remote)
+		if err != nil {
+			l.finish(pc, err, time.Now())
 			return
-		case err != nil:
-			l.finish(pc, &net.OpError{Op: "read", Net: "tcp", Addr: pc.remote, Err: err}, time.Now())
-			return
-		case n == 0:
-			l.finish(pc, io.EOF, time.Now())
+		}
+		if !ok {
 			return
 		}
 		pc.ex.ReadAt = time.Now()

@@ -255,6 +255,28 @@ func (m *MsgBuf) Recvmsg(fd uintptr, b, oob []byte, flags int) (n, oobn int, err
 	return int(r), int(m.msg.Controllen), nil
 }
 
+// ReadNow reads what has come on a stream socket, with its control
+// messages, without waiting: n bytes into b and oobn into oob, ok false
+// when nothing has (EAGAIN). A failed read is net's *OpError naming
+// remote, a closed stream io.EOF. The probe's and the burst's event loops
+// read their sockets so.
+func (m *MsgBuf) ReadNow(fd uintptr, b, oob []byte, remote net.Addr) (n, oobn int, ok bool, err error) {
+	for {
+		n, oobn, err := m.Recvmsg(fd, b, oob, unix.MSG_DONTWAIT)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return 0, 0, false, nil
+		case err != nil:
+			return 0, 0, false, &net.OpError{Op: "read", Net: "tcp", Addr: remote, Err: err}
+		case n == 0:
+			return 0, 0, false, io.EOF
+		}
+		return n, oobn, true, nil
+	}
+}
+
 // DrainTX reads every stamp on fd's error queue and returns the one keyed
 // want (the last write's last byte); earlier ones (a write split over
 // segments, an earlier request whose stamp came late) are dropped by their

@@ -3,11 +3,14 @@
 package wire
 
 import (
+	"errors"
+	"io"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
+	"golang.org/x/sys/unix"
 )
 
 // awaitRXStamp repeats exchange on s until a reply carries an RX stamp.
@@ -87,5 +90,88 @@ func TestStaleTXStampNotMatched(t *testing.T) {
 		if ex.RXWall.Before(ex.TXWall) {
 			t.Fatalf("reply stamped %v before the request left", ex.TXWall.Sub(ex.RXWall))
 		}
+	}
+}
+
+// TestReadNow: what has come, nothing yet, a closed stream and a failed
+// read, each as ReadNow says it, on a real loopback TCP connection.
+func TestReadNow(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := client.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m MsgBuf
+	buf, oob := make([]byte, 64), make([]byte, 512)
+	read := func() (n int, ok bool, err error) {
+		if cerr := raw.Control(func(fd uintptr) { n, _, ok, err = m.ReadNow(fd, buf, oob, client.RemoteAddr()) }); cerr != nil {
+			t.Fatal(cerr)
+		}
+		return n, ok, err
+	}
+	if n, ok, err := read(); ok || err != nil || n != 0 {
+		t.Errorf("nothing sent: %d bytes, ok %v, %v; want nothing yet", n, ok, err)
+	}
+	if _, err := server.Write([]byte("+PONG\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, ok, err := read()
+		if err != nil || (ok && string(buf[:n]) != "+PONG\r\n") {
+			t.Fatalf("read %q, ok %v, %v", buf[:n], ok, err)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reply never came")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// A reset (linger 0) is a failed read; a close with nothing left is EOF.
+	_ = server.(*net.TCPConn).SetLinger(0)
+	server.Close()
+	for {
+		_, ok, err := read()
+		if err != nil {
+			var op *net.OpError
+			if !errors.As(err, &op) || op.Op != "read" || op.Addr.String() != client.RemoteAddr().String() {
+				t.Errorf("after a reset: %v, want a read *net.OpError naming the server", err)
+			}
+			break
+		}
+		if ok || time.Now().After(deadline) {
+			t.Fatalf("after a reset: ok %v, no error", ok)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestReadNowEOF: a stream the other end closed is io.EOF.
+func TestReadNowEOF(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	unix.Close(fds[1])
+	var m MsgBuf
+	n, _, ok, err := m.ReadNow(uintptr(fds[0]), make([]byte, 8), make([]byte, 64), nil)
+	if !errors.Is(err, io.EOF) || ok || n != 0 {
+		t.Errorf("closed stream: %d bytes, ok %v, %v; want io.EOF", n, ok, err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"sync"
@@ -378,17 +377,12 @@ func (p *loadLoop) onEvent(c *loopConn, events uint32) {
 // by a read gets that read's RX stamp.
 func (p *loadLoop) read(c *loopConn) {
 	for c.n > 0 {
-		k, oobn, err := p.msg.Recvmsg(uintptr(c.fd), p.scratch[:], p.oob, unix.MSG_DONTWAIT)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
+		k, oobn, ok, err := p.msg.ReadNow(uintptr(c.fd), p.scratch[:], p.oob, c.remote)
+		if err != nil {
+			p.fail(c, err)
 			return
-		case err != nil:
-			p.fail(c, &net.OpError{Op: "read", Net: "tcp", Addr: c.remote, Err: err})
-			return
-		case k == 0:
-			p.fail(c, io.EOF)
+		}
+		if !ok {
 			return
 		}
 		readAt := time.Now()

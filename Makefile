@@ -56,8 +56,9 @@ SERVERS     ?= redis-8.0=$(PEERS_CACHE)/redis-8.0/bin/redis-server \
                valkey-8.1=$(PEERS_CACHE)/valkey-8.1/bin/valkey-server \
                valkey-9.1=$(PEERS_CACHE)/valkey-9.1/bin/valkey-server \
                redis-8=$(PEERS_CACHE)/redis-8/bin/redis-server
-# The packages whose tests talk to a real server: collectors and the probe.
-SERVER_PKGS ?= ./internal/redistest/ ./collector/ ./prober/...
+# The packages whose tests talk to a real server: collectors, the probe and
+# the doctor (Redis 8's INFO KEYSIZES beside slow requests).
+SERVER_PKGS ?= ./internal/redistest/ ./collector/ ./prober/... ./internal/doctor/
 SERVER_RUN  ?= .
 # peer BIN WHAT: exit 1 (CI) or say SKIPPING and go on when BIN is missing.
 peer = if [ ! -x "$(1)" ]; then \

@@ -149,6 +149,10 @@ type SlowCauses struct {
 	SinceChangeKnown bool
 	// Timeline is the last hour's minutes that had slow requests.
 	Timeline []explain.Minute
+	// LargestKeys are the largest key sizes of a Redis 8+ (INFO
+	// KEYSIZES) when slow requests last waited: a lead to a command on a
+	// big key, not a cause; "" when the server does not say.
+	LargestKeys string
 }
 
 // CauseCount is one cause and its slow requests.
@@ -180,6 +184,9 @@ func (s *Status) slowCauses(ns *NodeStatus) *SlowCauses {
 		return nil
 	}
 	sc := &SlowCauses{Threshold: n.Threshold(), Last5m: causeCounts(n.Recent(5)), Timeline: n.Timeline()}
+	if ks := n.KeySizes(); !ks.Empty() {
+		sc.LargestKeys = ks.String()
+	}
 	if ns.LastChange != nil && time.Since(ns.LastChange.At) < explain.TimelineMinutes*time.Minute {
 		var since [explain.NumCauses]uint64
 		from := ns.LastChange.At.Truncate(time.Minute)

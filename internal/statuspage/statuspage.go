@@ -133,6 +133,9 @@ type whyView struct {
 	// minute's counts are in that order.
 	Causes   []string
 	Timeline []whyMinute
+	// LargestKeys: a Redis 8's largest key sizes when slow requests last
+	// waited (engine.SlowCauses).
+	LargestKeys string
 }
 
 type causeView struct {
@@ -162,7 +165,7 @@ func whyOf(w *engine.SlowCauses) *whyView {
 	if w == nil {
 		return nil
 	}
-	v := &whyView{Threshold: fmtLatency(w.Threshold), SinceChangeKnown: w.SinceChangeKnown}
+	v := &whyView{Threshold: fmtLatency(w.Threshold), SinceChangeKnown: w.SinceChangeKnown, LargestKeys: w.LargestKeys}
 	v.Top, v.Total = causeViews(w.Last5m)
 	v.SinceChange, _ = causeViews(w.SinceChange)
 	var used [explain.NumCauses]bool

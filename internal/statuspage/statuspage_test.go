@@ -31,6 +31,7 @@ func TestStatusTemplateEscapes(t *testing.T) {
 		Burst:  &burstView{Plan: evil, Outcome: evil, Reason: evil, Detail: evil, OpsPerSec: evil, P99: evil, Requests: "1", Ago: evil},
 		Change: &changeView{Kinds: evil, Ago: evil, Headline: evil, Before: evil, After: evil, Commands: []changeRow{{Command: evil}}},
 		Checks: []checkView{{ID: evil, Severity: evil, Value: evil}}, ChecksKnown: true,
+		Why: &whyView{Threshold: evil, LargestKeys: evil},
 	}}, HostChecks: []checkView{{ID: evil, Severity: evil, Value: evil}}, HostChecksKnown: true}
 	var buf bytes.Buffer
 	if err := statusTemplate.Execute(&buf, v); err != nil {
@@ -301,5 +302,32 @@ func runTargets(t testing.TB, url string, n int) (*engine.Status, func()) {
 			t.Fatalf("%d of %d targets up after 30s", up, n)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// The detail view names a Redis 8's largest keys beside the causes when
+// the attribution has them, and says nothing of keys when it has none.
+func TestWhyShowsLargestKeys(t *testing.T) {
+	for _, tc := range []struct {
+		keys string
+		want bool
+	}{{"strings of 2M-4M bytes, hashes of 64K-128K items", true}, {"", false}} {
+		why := whyOf(&engine.SlowCauses{Threshold: 2 * time.Millisecond, LargestKeys: tc.keys,
+			Last5m: []engine.CauseCount{{Cause: "slow_command", Count: 3}}})
+		v := statusView{Refresh: 10, Telemetry: "/metrics", Detail: true, Target: "cache", Nodes: []nodeView{{
+			Target: "cache", State: "up", Spark: sparkOf(nil, 0, 120, 24), Why: why,
+			All: rowView{M1: quantOf(history.RecentQuantiles{}, 0), M5: quantOf(history.RecentQuantiles{}, 0)},
+		}}}
+		var buf bytes.Buffer
+		if err := statusTemplate.Execute(&buf, v); err != nil {
+			t.Fatal(err)
+		}
+		page := buf.String()
+		if got := strings.Contains(page, "Largest keys when slow requests last waited (INFO KEYSIZES): "+tc.keys+"."); got != tc.want {
+			t.Errorf("keys %q: shown %v, want %v", tc.keys, got, tc.want)
+		}
+		if !tc.want && strings.Contains(page, "Largest keys") {
+			t.Errorf("no key sizes, yet the page speaks of them")
+		}
 	}
 }

@@ -85,8 +85,11 @@ func trialLine(i, n int, r *burst.Result) string {
 	line := fmt.Sprintf("%s, %.0f ops/s, p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms (%s clock); client: lag p99 %.3f ms, %.2f CPU",
 		head, r.OpsPerSec(), msOf(r.Total.Quantile(0.5)), msOf(r.Total.Quantile(0.99)), msOf(r.Total.Quantile(0.999)),
 		r.Clock(), msOf(r.LagQuantile(0.99)), r.ClientCPU)
-	if !r.KeptSchedule() {
-		line += fmt.Sprintf(", client-bound: it did not keep its schedule (%.0f%% of its rate delivered)", 100*r.Achieved())
+	switch {
+	case !r.DeliveredRate():
+		line += fmt.Sprintf(", client-bound: it delivered %.0f%% of its rate", 100*r.Achieved())
+	case !r.KeptSchedule():
+		line += ", behind its schedule (lag p99 over 1 ms, kept out of the latency)"
 	}
 	return line
 }

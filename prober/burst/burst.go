@@ -117,8 +117,13 @@ const clientLagLimit = time.Millisecond
 // lag p99 of at most a millisecond; when it did not, the run says so
 // (client-bound), and its latency, which leaves the lag out, still holds.
 func (r *Result) KeptSchedule() bool {
-	return r.Achieved() >= minAchieved && r.LagQuantile(0.99) <= clientLagLimit
+	return r.DeliveredRate() && r.LagQuantile(0.99) <= clientLagLimit
 }
+
+// DeliveredRate tells whether the client sent at least 90 % of its rate:
+// one that did not is client-bound; one that did but late is only behind
+// its schedule, its lateness kept out of the latency either way.
+func (r *Result) DeliveredRate() bool { return r.Achieved() >= minAchieved }
 
 // LagQuantile is the schedule lag at q.
 func (r *Result) LagQuantile(q float64) time.Duration {

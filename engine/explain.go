@@ -24,7 +24,8 @@ type ExplainConfig struct {
 // (package explain): it taps the node's probe samples and reads the
 // node's sources on its housekeeping loop.
 type Explain struct {
-	cfg ExplainConfig
+	cfg   ExplainConfig
+	share *explain.Share // the nodes' servers' /proc samples, a budget of log reads
 }
 
 var _ Service = (*Explain)(nil)
@@ -34,7 +35,7 @@ func NewExplain(cfg ExplainConfig) *Explain {
 	if cfg.Metrics == nil {
 		cfg.Metrics = explain.NewMetrics()
 	}
-	return &Explain{cfg: cfg}
+	return &Explain{cfg: cfg, share: explain.NewShare()}
 }
 
 // Name names the service in logs.
@@ -48,7 +49,7 @@ func (s *Explain) Node(target, node string) *explain.Node { return s.cfg.Metrics
 func (s *Explain) Attach(nd Node) NodeHooks {
 	t := nd.Target
 	n := explain.NewNode(explain.Config{Objective: t.Objective, Threshold: s.cfg.Threshold})
-	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: nd.Control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths})
+	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: nd.Control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths, Share: s.share})
 	remove := s.cfg.Metrics.Add(t.Name, t.Node, n)
 	tasks := []Task{{Every: explain.TickInterval, Run: r.Tick}}
 	if loopback(t.Endpoint) {

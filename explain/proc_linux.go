@@ -46,6 +46,14 @@ type procSampler struct {
 	buf      [1024]byte
 }
 
+// key names the process attached to, for a Share: its pid.
+func (s *procSampler) key() (int, bool) { return s.pid, s.dir != "" }
+
+// unsampled is a sampler attached where s is, with no sample yet.
+func (s *procSampler) unsampled() procSampler {
+	return procSampler{paths: s.paths, off: s.off, pid: s.pid, dir: s.dir}
+}
+
 // attach finds the process of info (again when its pid changed).
 func (s *procSampler) attach(info collector.Info) {
 	if s.off {

@@ -15,3 +15,7 @@ func (s *procSampler) attach(collector.Info) {}
 func (s *procSampler) attached() bool { return false }
 
 func (s *procSampler) sample(int64) []Evidence { return nil }
+
+func (s *procSampler) key() (int, bool) { return 0, false }
+
+func (s *procSampler) unsampled() procSampler { return *s }

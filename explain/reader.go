@@ -47,6 +47,10 @@ type ReaderConfig struct {
 	Paths collector.Paths
 	// NoProc turns the /proc sampler off (a remote Redis never has one).
 	NoProc bool
+	// Share is shared by the Readers of one prober (NewShare): their
+	// servers' /proc samples and a budget of log reads. Nil: the node
+	// reads alone, unbounded.
+	Share *Share
 }
 
 // Reader feeds one node's timeline: every Tick it reads INFO (shared with
@@ -75,7 +79,8 @@ type Reader struct {
 	refused map[string]time.Time // command → not before
 	logged  map[string]bool
 
-	proc procSampler
+	proc    procSampler
+	procCur procCursor
 }
 
 // NewReader returns the reader of cfg.
@@ -133,14 +138,14 @@ func (r *Reader) Tick(ctx context.Context) {
 		r.prev, r.hasPrev = cur, true
 	}
 	r.proc.attach(info)
-	n.addEvidence(r.proc.sample(replied)...)
+	n.addEvidence(r.cfg.Share.sample(&r.proc, &r.procCur, replied)...)
 	if n.Pending() {
 		// Redis 8's default INFO has the Keysizes section (8.0.2 and
 		// 8.0.6 both), so the shared read carries it: no command of its
 		// own, and parsed only in the seconds slow requests wait.
 		n.setKeySizes(parseKeySizes(info))
 	}
-	if n.Pending() || !r.logs[slowLog].seen {
+	if (n.Pending() || !r.logs[slowLog].seen) && r.cfg.Share.allowLogRead(r.now()) {
 		r.readLogs(ctx)
 	}
 	n.Settle(min(r.prev.at, replied))
@@ -307,7 +312,7 @@ func (r *Reader) SampleProc(context.Context) {
 	if last := r.cfg.Node.LastSlow(); last.IsZero() || now.Sub(last) > procHot {
 		return
 	}
-	r.cfg.Node.addEvidence(r.proc.sample(now.UnixNano())...)
+	r.cfg.Node.addEvidence(r.cfg.Share.sample(&r.proc, &r.procCur, now.UnixNano())...)
 }
 
 // procHot is how long after a slow request /proc is sampled every

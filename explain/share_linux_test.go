@@ -1,0 +1,96 @@
+package explain
+
+import (
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Nodes probing one local server share its /proc samples: one read an
+// interval whichever node asks, each node gets every sample's evidence
+// once, a node that joins late starts at the next sample, and a process
+// that is gone is dropped.
+func TestShareSamplesAServerOnce(t *testing.T) {
+	sh := NewShare()
+	self := "/proc/" + strconv.Itoa(os.Getpid())
+	a := procSampler{pid: os.Getpid(), dir: self}
+	b := a
+	var ca, cb procCursor
+	now := time.Now().UnixNano()
+	step := int64(ProcInterval)
+
+	sh.sample(&a, &ca, now)
+	sh.sample(&b, &cb, now)
+	sp := sh.procs[os.Getpid()]
+	if sp == nil || sp.seq != 1 || len(sh.procs) != 1 {
+		t.Fatalf("two nodes at once: %d samplers, seq %v; want one sample", len(sh.procs), sp)
+	}
+	// A sample's evidence, as the sampler would give it: each node takes
+	// it once.
+	sp.seq++
+	sp.ev = append(sp.ev, numbered{seq: sp.seq, ev: []Evidence{{Cause: RedisCPU, From: now, To: now + step, Dur: time.Millisecond, Spread: true}}})
+	sp.at = now + step
+	for name, c := range map[string]*procCursor{"a": &ca, "b": &cb} {
+		own := a
+		if got := sh.sample(&own, c, now+step); len(got) != 1 || got[0].Cause != RedisCPU {
+			t.Errorf("node %s: %v, want the sample's run delay", name, got)
+		}
+		if got := sh.sample(&own, c, now+step); len(got) != 0 {
+			t.Errorf("node %s again: %v, want nothing new", name, got)
+		}
+	}
+	// A node that joins now does not get what came before it.
+	c := procSampler{pid: os.Getpid(), dir: self}
+	var cc procCursor
+	if got := sh.sample(&c, &cc, now+step); len(got) != 0 {
+		t.Errorf("a late node got %v from before it joined", got)
+	}
+	// Half an interval later the shared sampler reads again, once.
+	seq := sp.seq
+	sh.sample(&a, &ca, now+step+step/2)
+	sh.sample(&b, &cb, now+step+step/2)
+	if sp.seq != seq+1 {
+		t.Errorf("seq %d after two nodes half an interval on, want %d", sp.seq, seq+1)
+	}
+	// A process gone is dropped; its nodes attach again.
+	sp.s.dir = "/proc/0-gone"
+	if got := sh.sample(&a, &ca, now+3*step); got != nil || len(sh.procs) != 0 {
+		t.Errorf("gone: %v, %d samplers left", got, len(sh.procs))
+	}
+	// A node not attached reads nothing.
+	var none procSampler
+	var cn procCursor
+	if got := sh.sample(&none, &cn, now); got != nil || len(sh.procs) != 0 {
+		t.Errorf("unattached: %v", got)
+	}
+}
+
+// The log reads of the whole process are bounded: a burst, then the rate.
+func TestShareBoundsLogReads(t *testing.T) {
+	sh := NewShare()
+	now := time.Now()
+	n := 0
+	for range 2 * logReadBurst {
+		if sh.allowLogRead(now) {
+			n++
+		}
+	}
+	if n != logReadBurst {
+		t.Errorf("%d reads at once, want %d", n, logReadBurst)
+	}
+	now = now.Add(100 * time.Millisecond)
+	n = 0
+	for range logReadBurst {
+		if sh.allowLogRead(now) {
+			n++
+		}
+	}
+	if want := logReadRate / 10; n != want {
+		t.Errorf("%d reads 100 ms later, want %d", n, want)
+	}
+	var none *Share
+	if !none.allowLogRead(now) {
+		t.Error("a nil Share bounds reads")
+	}
+}

@@ -22,7 +22,16 @@ build:
 ## test: everything CI runs, against real redis-server and Prometheus: the
 ## default suite on bookworm's Redis 7.0 and Prometheus 2.42, then the matrix
 ## of newer peers that scripts/peers.sh fetches into PEERS_CACHE.
-test: deps vet test-go test-rules test-matrix test-fuzz
+test: deps helm vet test-go test-rules test-matrix test-fuzz
+
+.PHONY: helm
+## helm: builds the Helm releases the chart test checks with into their
+## cache (a first build is minutes of compiling), by running the chart's
+## lint alone: on a fresh machine the build would otherwise run inside
+## test-go, beside the timing-bound fault tests of explain (a cold CI run
+## failed TestFaultNetwork so). Warm, a few seconds.
+helm:
+	$(GO) test -count=1 -run '^TestHelmLint$$' ./deploy/helm/
 
 ## deps: what the tests need (as root: the Debian packages and the newer
 ## peers of the matrix; otherwise it names what is missing).

@@ -83,7 +83,8 @@ func TestDoctorAttributesSlowRequests(t *testing.T) {
 				done <- err
 				return
 			}
-			if strings.Contains(stats, "cmdstat_slowlog|get:calls=") {
+			// SLOWLOG GET, or COMMANDLOG GET on Valkey 8.1+.
+			if strings.Contains(stats, "cmdstat_slowlog|get:calls=") || strings.Contains(stats, "cmdstat_commandlog|get:calls=") {
 				break
 			}
 			if time.Now().After(deadline) {

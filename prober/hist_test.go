@@ -8,37 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis-prober/redis-prober/internal/exposition/expositiontest"
 )
-
-// nativeBuckets expands spans and deltas into bucket index → count.
-func nativeBuckets(t *testing.T, h *dto.Histogram) map[int]int64 {
-	t.Helper()
-	out := map[int]int64{}
-	idx, d := 0, 0
-	var count int64
-	for si, s := range h.GetPositiveSpan() {
-		if si == 0 {
-			idx = int(s.GetOffset())
-		} else {
-			idx += int(s.GetOffset())
-		}
-		for range s.GetLength() {
-			count += h.GetPositiveDelta()[d]
-			d++
-			if count < 0 {
-				t.Fatalf("negative bucket count at %d", idx)
-			}
-			if count > 0 {
-				out[idx] = count
-			}
-			idx++
-		}
-	}
-	if d != len(h.GetPositiveDelta()) {
-		t.Fatalf("%d deltas, spans cover %d", len(h.GetPositiveDelta()), d)
-	}
-	return out
-}
 
 // The histogram must say what client_golang's says for the same samples:
 // the same schema, native buckets, zero bucket, classic buckets, count and
@@ -80,7 +51,7 @@ func TestHistMatchesClientGolang(t *testing.T) {
 	if math.Abs(g.GetSampleSum()-w.GetSampleSum()) > 1e-9*w.GetSampleSum() {
 		t.Errorf("sum %g, want %g", g.GetSampleSum(), w.GetSampleSum())
 	}
-	gb, wb := nativeBuckets(t, g), nativeBuckets(t, w)
+	gb, wb := expositiontest.NativeBuckets(t, g), expositiontest.NativeBuckets(t, w)
 	if len(gb) != len(wb) {
 		t.Errorf("%d native buckets, want %d", len(gb), len(wb))
 	}
@@ -136,7 +107,7 @@ func TestHistConcurrentObserve(t *testing.T) {
 	for range 50 {
 		hg := read()
 		var sum int64
-		for _, n := range nativeBuckets(t, hg) {
+		for _, n := range expositiontest.NativeBuckets(t, hg) {
 			sum += n
 		}
 		if uint64(sum)+hg.GetZeroCount() != hg.GetSampleCount() {

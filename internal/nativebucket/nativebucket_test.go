@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/redis-prober/redis-prober/internal/exposition/expositiontest"
 )
 
 // Every value lands in the bucket client_golang counts it in, for every
@@ -45,7 +46,7 @@ func TestIndexAsClientGolang(t *testing.T) {
 		if h.GetSchema() != s {
 			t.Fatalf("client_golang chose schema %d for %d", h.GetSchema(), s)
 		}
-		got := buckets(t, h)
+		got := expositiontest.NativeBuckets(t, h)
 		if len(got) != len(want) {
 			t.Errorf("schema %d: client_golang has %d buckets, Index %d", s, len(got), len(want))
 		}
@@ -148,26 +149,6 @@ func TestBadSchemaPanics(t *testing.T) {
 			Index(1, s)
 		}()
 	}
-}
-
-// buckets expands spans and deltas into bucket index → count.
-func buckets(t *testing.T, h *dto.Histogram) map[int]int64 {
-	t.Helper()
-	out := map[int]int64{}
-	idx, d := 0, 0
-	var count int64
-	for _, s := range h.GetPositiveSpan() {
-		idx += int(s.GetOffset())
-		for range s.GetLength() {
-			count += h.GetPositiveDelta()[d]
-			d++
-			if count > 0 {
-				out[idx] = count
-			}
-			idx++
-		}
-	}
-	return out
 }
 
 func BenchmarkIndex(b *testing.B) {

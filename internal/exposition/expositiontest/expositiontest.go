@@ -53,3 +53,34 @@ func text(t testing.TB, mf *dto.MetricFamily) string {
 	}
 	return b.String()
 }
+
+// NativeBuckets expands a native histogram's positive spans and deltas
+// into bucket index → count (buckets with a count only), failing t on a
+// negative count or deltas the spans do not cover.
+func NativeBuckets(t testing.TB, h *dto.Histogram) map[int]int64 {
+	t.Helper()
+	out := map[int]int64{}
+	idx, d := 0, 0
+	var count int64
+	for _, s := range h.GetPositiveSpan() {
+		idx += int(s.GetOffset())
+		for range s.GetLength() {
+			if d >= len(h.GetPositiveDelta()) {
+				t.Fatalf("spans cover more than the %d deltas", len(h.GetPositiveDelta()))
+			}
+			count += h.GetPositiveDelta()[d]
+			d++
+			if count < 0 {
+				t.Fatalf("negative bucket count at %d", idx)
+			}
+			if count > 0 {
+				out[idx] = count
+			}
+			idx++
+		}
+	}
+	if d != len(h.GetPositiveDelta()) {
+		t.Fatalf("%d deltas, spans cover %d", len(h.GetPositiveDelta()), d)
+	}
+	return out
+}

@@ -69,6 +69,8 @@ SERVERS     ?= redis-8.0=$(PEERS_CACHE)/redis-8.0/bin/redis-server \
 # the doctor (Redis 8's INFO KEYSIZES beside slow requests).
 SERVER_PKGS ?= ./internal/redistest/ ./collector/ ./prober/... ./internal/doctor/
 SERVER_RUN  ?= .
+# The engine's tests of what differs by server (all of them would add minutes a server).
+SERVER_ENGINE_RUN ?= ^TestExplain
 # peer BIN WHAT: exit 1 (CI) or say SKIPPING and go on when BIN is missing.
 peer = if [ ! -x "$(1)" ]; then \
 	if [ "$$CI" = true ]; then echo "$(2): $(1) missing; CI runs scripts/peers.sh first" >&2; exit 1; fi; \
@@ -112,6 +114,7 @@ test-servers:
 		$(call peer,$$bin,server tests on $$name); \
 		echo "server tests on $$name: $$($$bin --version)"; \
 		REDIS_SERVER_BIN=$$bin REDIS_SERVER_VERSION=$${name#*-} $(GO) test -race -count=1 -timeout 10m -run '$(SERVER_RUN)' $(SERVER_PKGS); \
+		REDIS_SERVER_BIN=$$bin REDIS_SERVER_VERSION=$${name#*-} $(GO) test -race -count=1 -timeout 5m -run '$(SERVER_ENGINE_RUN)' ./engine/; \
 	done
 
 .PHONY: fuzz test-fuzz soak
@@ -171,6 +174,13 @@ bench-burst:
 ## SCALE_SECONDS=, WARMUP_SECONDS=, SCRAPES= to change; see docs/performance.md).
 bench-scale:
 	./scripts/bench-scale.sh
+
+.PHONY: bench-ab
+## bench-ab: a bench script run on several builds in interleaved rounds, each
+## build from its own worktree (VARIANTS="REV REV:--flag,..." ROUNDS=3
+## SCRIPT=bench-scale.sh, plus that script's knobs; see scripts/bench-ab.sh).
+bench-ab:
+	./scripts/bench-ab.sh $${SCRIPT:-bench-scale.sh}
 
 .PHONY: bench-exposition
 ## bench-exposition: internal/exposition's gathering against client_golang's

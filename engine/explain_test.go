@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,14 +18,22 @@ import (
 // into its attribution and reads its sources on the node's housekeeping
 // loop: the series of every cause are there at 0 from the start, a DEBUG
 // SLEEP from another client is counted as slow_command within seconds,
-// and the series go with the node.
+// the status page's view of the node says so (and, on Redis 8+, names the
+// largest keys then: INFO KEYSIZES, a 3 MB string), and the series go with
+// the node. make test-servers runs it on every server of the matrix.
 func TestExplainAttributesANodesSlowRequests(t *testing.T) {
+	v := redistest.BinaryVersion(t)
+	keysizes := v.Flavor == "redis" && v.AtLeast(8, 0)
 	srv := redistest.Start(t, "enable-debug-command yes")
+	if err := srv.Client().Set(t.Context(), "big", strings.Repeat("x", 3_000_000), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewRegistry()
 	m := explain.NewMetrics()
 	reg.MustRegister(m)
 	svc := NewExplain(ExplainConfig{Log: quietLogger(), Metrics: m, Paths: collector.DefaultPaths(), Threshold: 20 * time.Millisecond})
-	e := New(prometheus.NewRegistry(), quietLogger(), svc)
+	status := NewStatus(svc)
+	e := New(prometheus.NewRegistry(), quietLogger(), svc, status)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	tgt := testTarget(t, srv)
@@ -68,6 +77,20 @@ func TestExplainAttributesANodesSlowRequests(t *testing.T) {
 	}
 	if sc := after[explain.SlowCommand] - before[explain.SlowCommand]; float64(sc) < 0.9*float64(all) {
 		t.Errorf("%d of %d slow requests are slow_command, under 90 %% (%v → %v)", sc, all, before, after)
+	}
+	nodes := status.Snapshot(tgt.Name, time.Now())
+	if len(nodes) != 1 || nodes[0].Why == nil {
+		t.Fatalf("the status of %s has no slow causes: %+v", tgt.Name, nodes)
+	}
+	why := nodes[0].Why
+	if len(why.Last5m) == 0 || why.Last5m[0].Cause != "slow_command" {
+		t.Errorf("the status page's causes of the last 5 minutes are %+v, want slow_command first", why.Last5m)
+	}
+	switch {
+	case keysizes && !strings.Contains(why.LargestKeys, "strings of 2M-4M bytes"):
+		t.Errorf("%s: largest keys %q on the status page, want a 3 MB string's bin", v, why.LargestKeys)
+	case !keysizes && why.LargestKeys != "":
+		t.Errorf("%s has no INFO KEYSIZES, yet largest keys %q", v, why.LargestKeys)
 	}
 	stop()
 	if got := testutil.CollectAndCount(reg); got != 0 {

@@ -23,6 +23,13 @@
 # (curl time_total), failed scrapes (a 503 counts) and the CPU one scrape
 # costs.
 #
+# Then, with the prober stopped, the floor: the C reference client
+# (bench/refclient: one blocking socket, raw RESP, kernel timestamps, no
+# collectors, histograms or scrapes) sends the same TARGETS x RATE stamped
+# PINGs a second to the first server for FLOOR_SECONDS (20; 0: none), and
+# its CPU is what any client pays for the requests alone on this host; the
+# prober's CPU over it is printed (issue 26: within 1.3x).
+#
 # Goals (issue 12): at 1000 targets <= 25 % of one core, <= 200 MiB RSS,
 # median protobuf scrape <= 200 ms, >= 0.999 of the schedule delivered, no
 # timeouts or errors; at 200 targets (and below) <= 8 % of one core.
@@ -33,6 +40,7 @@
 # Knobs (environment or make variables): TARGETS (200), SERVERS (4), RATE
 # (10), SCALE_SECONDS (60), WARMUP_SECONDS (15), SCRAPES (9), BURST_INTERVAL
 # (0: bursts off, they have their own section), PROBER_FLAGS (extra flags),
+# FLOOR_SECONDS (20),
 # LIMIT_SECONDS, KEEP (1: keep the work dir).
 set -euo pipefail
 
@@ -44,14 +52,15 @@ WARMUP_SECONDS=${WARMUP_SECONDS:-15}
 SCRAPES=${SCRAPES:-9}
 BURST_INTERVAL=${BURST_INTERVAL:-0}
 PROBER_FLAGS=${PROBER_FLAGS:-}
+FLOOR_SECONDS=${FLOOR_SECONDS:-20}
 KEEP=${KEEP:-0}
-LIMIT_SECONDS=${LIMIT_SECONDS:-$((WARMUP_SECONDS + SCALE_SECONDS + 300))}
+LIMIT_SECONDS=${LIMIT_SECONDS:-$((WARMUP_SECONDS + SCALE_SECONDS + FLOOR_SECONDS + 300))}
 PROTO_ACCEPT='application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited'
 SCRAPE_TIMEOUT=30
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GO=${GO:-go}
-for tool in redis-server redis-cli curl awk "$GO"; do
+for tool in redis-server redis-cli curl awk cc "$GO"; do
 	command -v "$tool" >/dev/null || { echo "bench-scale: $tool not found (apt-get install redis-server redis-tools curl)" >&2; exit 1; }
 done
 ((TARGETS >= 1 && SERVERS >= 1 && SCALE_SECONDS >= 1 && SCRAPES >= 1)) ||
@@ -83,6 +92,7 @@ WATCHDOG_PID=$!
 
 echo "== building the prober into $TMP"
 (cd "$ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -o "$TMP/redis-prober" ./cmd/redis-prober)
+cc -O2 -Wall -o "$TMP/refclient" "$ROOT/bench/refclient/refclient.c"
 
 PORTS=()
 for i in $(seq "$SERVERS"); do
@@ -210,6 +220,22 @@ if [ -s "$TMP/scrape.txt" ]; then
 	per_target=$(grep -c 'target="t000"' "$TMP/scrape.txt" || true)
 else series=n/a per_target=n/a; fi
 
+# The floor, with the prober stopped (it would share the CPUs): the C
+# client's user+system time over FLOOR_SECONDS of the same request rate,
+# from the shell's children's times before and after it.
+children_ticks() { awk '{print $15 + $16}' /proc/$$/stat; }
+floor_pct=n/a floor_line=""
+if ((FLOOR_SECONDS > 0)); then
+	stop_pid "$PROBER_PID" 15
+	PROBER_PID=""
+	f_rate=$((TARGETS * RATE))
+	f0=$(children_ticks) ft0=$(now)
+	floor_line=$("$TMP/refclient" 127.0.0.1 "${PORTS[0]}" $((f_rate * FLOOR_SECONDS)) "$f_rate" "$f_rate" 2>&1) || floor_line="refclient failed: $floor_line"
+	f1=$(children_ticks) ft1=$(now)
+	# The warm-up second is in the wall time and the CPU alike.
+	floor_pct=$(awk -v a="$f0" -v b="$f1" -v t0="$ft0" -v t1="$ft1" -v tck="$TCK" 'BEGIN {printf "%.1f", 100 * (b - a) / tck / (t1 - t0)}')
+fi
+
 # delivered_lo, _hi: the ratio over the longest and the shortest window
 # the two scrapes allow (at 1,000 targets a text scrape takes 100-650 ms to
 # its first byte: +-0.2-0.4 % over 60 s in the runs so far, more than the
@@ -237,6 +263,7 @@ cat <<EOF
 
 == Scale: $TARGETS targets, $RATE probes/s each, ${wall}s window
   CPU              ${cpu_pct} % of one core          (goal <= $cpu_goal %, $cpu_note: $(verdict "$cpu_pct" "$cpu_goal"))
+  floor            $( ((FLOOR_SECONDS > 0)) && echo "${floor_pct} % of one core: the C reference client alone, $((TARGETS * RATE)) stamped PINGs/s on one socket for ${FLOOR_SECONDS}s; the prober used $(awk -v p="$cpu_pct" -v f="$floor_pct" 'BEGIN {printf "%.2f", p / f}')x that   (issue 26: within 1.3x: $(awk -v p="$cpu_pct" -v f="$floor_pct" 'BEGIN {print (p <= 1.3 * f ? "ok" : "MISSED")}'))" || echo "not measured (FLOOR_SECONDS=0)")
   RSS              $(mib "$rss_kb") MiB at the end, peak $(mib "$hwm_kb") MiB   (goal <= 200 MiB: $(verdict "$(mib "$hwm_kb")" 200))
   Go heap in use   $(awk -v b="$heap" 'BEGIN {printf "%.1f", b / 1048576}') MiB, stacks $(awk -v b="$stacks" 'BEGIN {printf "%.1f", b / 1048576}') MiB
   goroutines       $goroutines
@@ -252,6 +279,7 @@ cat <<EOF
   load average     $(cut -d' ' -f1-3 /proc/loadavg) at the end (other work on the host moves these figures)
   steal            $(steal_pct "$st0" "$st1") % of the CPUs' time over the window (the hypervisor running other guests: every figure above is slower by it)
 EOF
+[ -n "$floor_line" ] && echo "  refclient        $floor_line"
 if [ -s "$TMP/prober.log" ]; then
 	echo "  prober log (warn and above), first lines:"
 	head -5 "$TMP/prober.log" | sed 's/^/    /'

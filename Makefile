@@ -22,7 +22,15 @@ build:
 ## test: everything CI runs, against real redis-server and Prometheus: the
 ## default suite on bookworm's Redis 7.0 and Prometheus 2.42, then the matrix
 ## of newer peers that scripts/peers.sh fetches into PEERS_CACHE.
-test: deps helm vet test-go test-rules test-matrix test-fuzz
+test: deps-and-helm vet test-go test-rules test-matrix test-fuzz
+
+.PHONY: deps-and-helm
+## deps-and-helm: deps and helm side by side: on a fresh machine the apt
+## downloads and Prometheus 3.16's build (scripts/peers.sh) overlap Helm's,
+## two builds filling each other's idle CPU (docs/performance.md, "CI on a
+## fresh machine"). Output comes a target at a time, when it ends.
+deps-and-helm:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target deps helm
 
 .PHONY: helm
 ## helm: builds the Helm releases the chart test checks with into their
@@ -42,10 +50,12 @@ vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod or go.sum is not tidy: run go mod tidy (go mod tidy -diff shows what changes)"; exit 1; }
 	$(GO) vet ./...
-	GOOS=darwin $(GO) vet ./...
+	# macOS on arm64 only (the Macs of today): vetting it type-checks every
+	# package and test there, which a build of darwin/amd64 and one of
+	# darwin/arm64 did twice over on a fresh machine.
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 	GOOS=windows $(GO) build ./...
 	GOOS=windows $(GO) vet ./...
-	GOOS=darwin GOARCH=arm64 $(GO) build ./...
 
 test-go:
 	$(GO) test -race -count=1 -timeout 20m ./...

@@ -49,7 +49,8 @@ func (s *Explain) Node(target, node string) *explain.Node { return s.cfg.Metrics
 func (s *Explain) Attach(nd Node) NodeHooks {
 	t := nd.Target
 	n := explain.NewNode(explain.Config{Objective: t.Objective, Threshold: s.cfg.Threshold})
-	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: nd.Control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths, Share: s.share})
+	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: nd.Control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths, Share: s.share,
+		Cached: nd.CachedInfo})
 	remove := s.cfg.Metrics.Add(t.Name, t.Node, n)
 	tasks := []Task{{Every: explain.TickInterval, Run: r.Tick}}
 	if loopback(t.Endpoint) {

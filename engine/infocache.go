@@ -45,13 +45,10 @@ func (c *infoCache) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if len(cmd.Args()) != 1 || !strings.EqualFold(cmd.Name(), "info") {
 			return next(ctx, cmd)
 		}
-		now := c.now()
-		c.mu.Lock()
-		text, fresh := c.text, c.ok && now.Sub(c.at) < c.ttl && !now.Before(c.at)
-		c.mu.Unlock()
-		if fresh && setText(cmd, text) {
+		if text, ok := c.fresh(); ok && setText(cmd, text) {
 			return nil
 		}
+		now := c.now()
 		if err := next(ctx, cmd); err != nil {
 			return err
 		}
@@ -69,6 +66,18 @@ func (c *infoCache) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		}
 		return nil
 	}
+}
+
+// fresh is the last INFO text while it is younger than the ttl, without
+// asking Redis.
+func (c *infoCache) fresh() (string, bool) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ok && now.Sub(c.at) < c.ttl && !now.Before(c.at) {
+		return c.text, true
+	}
+	return "", false
 }
 
 // drop lets the text go if it is past its ttl (a store since the timer

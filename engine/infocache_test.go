@@ -43,6 +43,9 @@ func TestInfoCacheSharesOneRead(t *testing.T) {
 	cache.now = func() time.Time { return clock }
 	c.AddHook(cache)
 
+	if text, ok := cache.fresh(); ok || text != "" {
+		t.Fatalf("an empty cache gave %q as fresh", text)
+	}
 	before := infoCalls(t, check)
 	a := c.Info(ctx).Val()           // the collectors
 	b, _ := c.Do(ctx, "info").Text() // the same asked through Do
@@ -50,7 +53,13 @@ func TestInfoCacheSharesOneRead(t *testing.T) {
 	if a == "" || a != b || !strings.Contains(a, "redis_version") {
 		t.Fatalf("cached reply differs or is empty: %q vs %q", a, b)
 	}
+	if text, ok := cache.fresh(); !ok || text != a {
+		t.Errorf("fresh() = %q, %v within the ttl, want the reply the collectors got", text, ok)
+	}
 	clock = clock.Add(90 * time.Minute) // past the ttl: read again
+	if _, ok := cache.fresh(); ok {
+		t.Error("fresh() past the ttl says the text is fresh")
+	}
 	_ = c.Info(ctx).Val()
 	// The server ran: the first INFO, INFO server, the second INFO, and
 	// the check's own first INFO commandstats.

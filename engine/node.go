@@ -33,7 +33,8 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	// probe keys) get the second rather than wait behind the loop.
 	control := t.Endpoint.NewClient(cfg.Timeout, 2)
 	defer control.Close()
-	control.AddHook(newInfoCache(infoTTL))
+	info := newInfoCache(infoTTL)
+	control.AddHook(info)
 	keeper := prober.NewKeeper(control, cfg)
 
 	// A node of a Cluster or Sentinel target was logged as it joined (one
@@ -58,7 +59,7 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	var probeRec prober.Recorder = rec
 	var runs []func(context.Context)
 	var onErrors []func(error)
-	n := Node{Target: t, Commands: names, Control: control}
+	n := Node{Target: t, Commands: names, Control: control, CachedInfo: info.fresh}
 	for _, svc := range e.services {
 		h := svc.Attach(n)
 		if h.Done != nil {

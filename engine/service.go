@@ -36,6 +36,9 @@ type Node struct {
 	// connections; it serves INFO from a cache shared by the node's
 	// services for a second.
 	Control *redis.Client
+	// CachedInfo is that cache's INFO text while it is fresh, read
+	// without asking Redis (nil where the node has no cache).
+	CachedInfo func() (string, bool)
 }
 
 // NodeHooks are what a service needs of one node; every field is

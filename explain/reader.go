@@ -51,10 +51,18 @@ type ReaderConfig struct {
 	// servers' /proc samples and a budget of log reads. Nil: the node
 	// reads alone, unbounded.
 	Share *Share
+	// Cached, when set, is the node's last INFO reply while it is fresh
+	// (the engine's INFO cache, read without asking Redis). A healthy
+	// node then takes INFO from the reads the collectors make anyway and
+	// reads it itself only every IdleInfoInterval without one; once it
+	// has had slow requests lately (hotFor) it reads every tick. Nil:
+	// every tick reads.
+	Cached func() (string, bool)
 }
 
 // Reader feeds one node's timeline: every Tick it reads INFO (shared with
-// the collectors), and, only when slow requests wait, SLOWLOG (or
+// the collectors; a healthy node only as often as they read it, see
+// ReaderConfig.Cached), and, only when slow requests wait, SLOWLOG (or
 // COMMANDLOG) since the last id and LATENCY LATEST (with the HISTORY of the
 // classes that moved); then it settles what its reads cover. SampleProc
 // reads /proc of a local redis-server. Tick and SampleProc run on the
@@ -81,6 +89,8 @@ type Reader struct {
 
 	proc    procSampler
 	procCur procCursor
+	// lastRead is when INFO was last read (Unix ns; 0: never).
+	lastRead int64
 }
 
 // NewReader returns the reader of cfg.
@@ -107,13 +117,26 @@ func (r *Reader) offset() int64 {
 // Tick is the reader's periodic work.
 func (r *Reader) Tick(ctx context.Context) {
 	n := r.cfg.Node
-	text, err := r.cfg.Client.Info(ctx).Result()
+	text, cached := r.cachedInfo()
+	if !cached && r.idle() {
+		// Nothing fresh to take and no reason to ask: the node has no
+		// slow request to explain, and the /proc of its server is
+		// sampled at the tick's resolution still.
+		n.addEvidence(r.cfg.Share.sample(&r.proc, &r.procCur, r.now().UnixNano())...)
+		n.Settle(0)
+		return
+	}
+	var err error
+	if !cached {
+		text, err = r.cfg.Client.Info(ctx).Result()
+	}
 	replied := r.now().UnixNano()
 	if err != nil {
 		r.fault("info", err)
 		n.Settle(0) // only what waited past decideBy
 		return
 	}
+	r.lastRead = replied
 	info, err := collector.ParseInfo(text)
 	if err != nil {
 		r.fault("info", err)
@@ -149,6 +172,36 @@ func (r *Reader) Tick(ctx context.Context) {
 		r.readLogs(ctx)
 	}
 	n.Settle(min(r.prev.at, replied))
+}
+
+// IdleInfoInterval is how often a healthy node with an INFO cache reads
+// INFO itself when the cache had nothing fresh (the collectors read every
+// 5 s by default, so it seldom does).
+const IdleInfoInterval = 5 * time.Second
+
+// cachedInfo is the engine's fresh INFO, when there is one and the node
+// may take it: a node with slow requests lately reads its own every tick,
+// so what it is given is never a second older than its tick.
+func (r *Reader) cachedInfo() (string, bool) {
+	if r.cfg.Cached == nil || r.hot() {
+		return "", false
+	}
+	return r.cfg.Cached()
+}
+
+// hot says the node had slow requests lately, or has some waiting.
+func (r *Reader) hot() bool {
+	n := r.cfg.Node
+	last := n.LastSlow()
+	return n.Pending() || !last.IsZero() && r.now().Sub(last) <= procHot
+}
+
+// idle says the node need not read INFO this tick: it has a cache, no
+// slow request lately, and read INFO (its own or the cache's) within
+// IdleInfoInterval.
+func (r *Reader) idle() bool {
+	return r.cfg.Cached != nil && !r.hot() && r.lastRead != 0 &&
+		r.now().UnixNano()-r.lastRead < int64(IdleInfoInterval)
 }
 
 // dateInfo says when the server wrote info, on the prober's clock: its

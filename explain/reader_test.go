@@ -24,9 +24,11 @@ type fakeClient struct {
 	info    string
 	replies map[string]any // "slowlog get" → reply
 	sent    []string
+	infos   int // INFO commands sent
 }
 
 func (c *fakeClient) Info(ctx context.Context, _ ...string) *redis.StringCmd {
+	c.infos++
 	cmd := redis.NewStringCmd(ctx, "info")
 	cmd.SetVal(c.info)
 	return cmd
@@ -184,5 +186,73 @@ func TestReaderCommandlogLargeEntries(t *testing.T) {
 	got := n.Counts()
 	if got[SlowCommand] != 1 || got[Unexplained] != 1 || sum(got) != 2 {
 		t.Errorf("counts %s: want one slow_command (the large reply) and one unexplained", describe(got))
+	}
+}
+
+// TestReaderTakesCachedINFOWhileHealthy: with the engine's INFO cache, a
+// node with no slow request lately takes INFO from the cache when it is
+// fresh and asks Redis only every IdleInfoInterval without it; once a
+// request was slow it reads its own every tick, as a node without a cache
+// always does.
+func TestReaderTakesCachedINFOWhileHealthy(t *testing.T) {
+	before, err := os.ReadFile("testdata/info-7.0-before-bgsave.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	during, err := os.ReadFile("testdata/info-7.0-during-bgsave.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, clk := newTestNode(Config{Threshold: 2 * time.Millisecond})
+	c := &fakeClient{info: string(before), replies: map[string]any{"slowlog get": []any{}, "latency latest": []any{}}}
+	var cached string
+	r := NewReader(ReaderConfig{Node: n, Client: c, NoProc: true,
+		Cached: func() (string, bool) { return cached, cached != "" }})
+	r.now = clk.now
+	ctx := context.Background()
+	tick := func(wantInfos int, what string) {
+		t.Helper()
+		clk.add(time.Second)
+		r.Tick(ctx)
+		if c.infos != wantInfos {
+			t.Fatalf("%s: %d INFO sent, want %d", what, c.infos, wantInfos)
+		}
+	}
+	r.Tick(ctx)
+	if c.infos != 1 {
+		t.Fatalf("the first tick sent %d INFO, want 1 (nothing cached yet)", c.infos)
+	}
+	for range int(IdleInfoInterval/time.Second) - 1 {
+		tick(1, "a healthy node within IdleInfoInterval of its last read, nothing cached")
+	}
+	tick(2, "a healthy node IdleInfoInterval after its last read, nothing cached")
+	cached = string(during)
+	tick(2, "a healthy node with a fresh cache")
+	if !r.prev.child {
+		t.Error("the cached INFO (a BGSAVE child running) was not read")
+	}
+	n.Observe(prober.ResultOK, 8*time.Millisecond)
+	tick(3, "a node with a slow request, a fresh cache beside it")
+	tick(4, "a node with a slow request a second before")
+	// The fixtures' server clock stands still, so no read covers the
+	// request: it waits until decideBy, and a waiting request is read for.
+	clk.add(procHot)
+	tick(5, "a node whose slow request waits for its sources")
+	if n.Pending() {
+		t.Fatal("the slow request still waits past decideBy")
+	}
+	tick(5, "a node whose last slow request is past procHot, with a fresh cache")
+
+	// Without a cache (the fault tests' harness, a doctor): every tick.
+	n2, clk2 := newTestNode(Config{Threshold: 2 * time.Millisecond})
+	c2 := &fakeClient{info: string(before), replies: c.replies}
+	r2 := NewReader(ReaderConfig{Node: n2, Client: c2, NoProc: true})
+	r2.now = clk2.now
+	for i := range 3 {
+		clk2.add(time.Second)
+		r2.Tick(ctx)
+		if c2.infos != i+1 {
+			t.Fatalf("tick %d without a cache sent %d INFO in all, want %d", i+1, c2.infos, i+1)
+		}
 	}
 }

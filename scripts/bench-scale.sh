@@ -26,9 +26,9 @@
 # Then, with the prober stopped, the floor: the C reference client
 # (bench/refclient: one blocking socket, raw RESP, kernel timestamps, no
 # collectors, histograms or scrapes) sends the same TARGETS x RATE stamped
-# PINGs a second to the first server for FLOOR_SECONDS (20; 0: none), and
-# its CPU is what any client pays for the requests alone on this host; the
-# prober's CPU over it is printed (issue 26: within 1.3x).
+# PINGs a second to the first server for FLOOR_SECONDS (20; 0: none): its
+# CPU a request is what any client pays for the requests alone on this
+# host, and the prober's over it is printed (issue 26: within 1.3x).
 #
 # Goals (issue 12): at 1000 targets <= 25 % of one core, <= 200 MiB RSS,
 # median protobuf scrape <= 200 ms, >= 0.999 of the schedule delivered, no
@@ -221,19 +221,25 @@ if [ -s "$TMP/scrape.txt" ]; then
 else series=n/a per_target=n/a; fi
 
 # The floor, with the prober stopped (it would share the CPUs): the C
-# client's user+system time over FLOOR_SECONDS of the same request rate,
-# from the shell's children's times before and after it.
-children_ticks() { awk '{print $15 + $16}' /proc/$$/stat; }
-floor_pct=n/a floor_line=""
+# client's user+system time (the shell's children's, fields 16 and 17 of
+# /proc/$$/stat, before and after it) over the requests it sent, against
+# the prober's CPU over the window's requests. One blocking socket may fall
+# behind the rate on a slow host (the rate it kept is printed); behind, it
+# sleeps less, so its CPU a request is then a little low: a stricter floor.
+children_ticks() { awk '{sub(/^.*\) /, ""); print $14 + $15}' /proc/$$/stat; }
+floor_pct=n/a floor_line="" floor_us=n/a floor_rate=n/a
+prober_us=$(awk -v c0="$c0" -v c1="$c1" -v tck="$TCK" -v s0="$sent0" -v s1="$sent1" 'BEGIN {
+	if (s1 > s0) printf "%.1f", 1e6 * (c1 - c0) / tck / (s1 - s0); else print "n/a"}')
 if ((FLOOR_SECONDS > 0)); then
 	stop_pid "$PROBER_PID" 15
 	PROBER_PID=""
 	f_rate=$((TARGETS * RATE))
+	f_req=$((f_rate * FLOOR_SECONDS + f_rate)) # and its warm-up second's
 	f0=$(children_ticks) ft0=$(now)
 	floor_line=$("$TMP/refclient" 127.0.0.1 "${PORTS[0]}" $((f_rate * FLOOR_SECONDS)) "$f_rate" "$f_rate" 2>&1) || floor_line="refclient failed: $floor_line"
 	f1=$(children_ticks) ft1=$(now)
-	# The warm-up second is in the wall time and the CPU alike.
-	floor_pct=$(awk -v a="$f0" -v b="$f1" -v t0="$ft0" -v t1="$ft1" -v tck="$TCK" 'BEGIN {printf "%.1f", 100 * (b - a) / tck / (t1 - t0)}')
+	read -r floor_pct floor_us floor_rate < <(awk -v a="$f0" -v b="$f1" -v t0="$ft0" -v t1="$ft1" -v tck="$TCK" -v n="$f_req" 'BEGIN {
+		c = (b - a) / tck; printf "%.1f %.1f %.0f\n", 100 * c / (t1 - t0), 1e6 * c / n, n / (t1 - t0)}')
 fi
 
 # delivered_lo, _hi: the ratio over the longest and the shortest window
@@ -263,7 +269,7 @@ cat <<EOF
 
 == Scale: $TARGETS targets, $RATE probes/s each, ${wall}s window
   CPU              ${cpu_pct} % of one core          (goal <= $cpu_goal %, $cpu_note: $(verdict "$cpu_pct" "$cpu_goal"))
-  floor            $( ((FLOOR_SECONDS > 0)) && echo "${floor_pct} % of one core: the C reference client alone, $((TARGETS * RATE)) stamped PINGs/s on one socket for ${FLOOR_SECONDS}s; the prober used $(awk -v p="$cpu_pct" -v f="$floor_pct" 'BEGIN {printf "%.2f", p / f}')x that   (issue 26: within 1.3x: $(awk -v p="$cpu_pct" -v f="$floor_pct" 'BEGIN {print (p <= 1.3 * f ? "ok" : "MISSED")}'))" || echo "not measured (FLOOR_SECONDS=0)")
+  floor            $( ((FLOOR_SECONDS > 0)) && echo "${floor_us} µs of CPU a request: the C reference client alone, $((TARGETS * RATE)) stamped PINGs/s asked on one socket, ${floor_rate}/s sent, ${floor_pct} % of one core; the prober ${prober_us} µs a request, $(awk -v p="$prober_us" -v f="$floor_us" 'BEGIN {printf "%.2f", p / f}')x   (issue 26: within 1.3x: $(awk -v p="$prober_us" -v f="$floor_us" 'BEGIN {print (p <= 1.3 * f ? "ok" : "MISSED")}'))" || echo "not measured (FLOOR_SECONDS=0)")
   RSS              $(mib "$rss_kb") MiB at the end, peak $(mib "$hwm_kb") MiB   (goal <= 200 MiB: $(verdict "$(mib "$hwm_kb")" 200))
   Go heap in use   $(awk -v b="$heap" 'BEGIN {printf "%.1f", b / 1048576}') MiB, stacks $(awk -v b="$stacks" 'BEGIN {printf "%.1f", b / 1048576}') MiB
   goroutines       $goroutines

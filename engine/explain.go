@@ -48,7 +48,7 @@ func (s *Explain) Node(target, node string) *explain.Node { return s.cfg.Metrics
 // node's sources on its housekeeping loop.
 func (s *Explain) Attach(nd Node) NodeHooks {
 	t := nd.Target
-	n := explain.NewNode(explain.Config{Objective: t.Objective, Threshold: s.cfg.Threshold})
+	n := explain.NewNode(explain.Config{Objective: t.Objective, Threshold: s.cfg.Threshold, MaxLatency: t.Probe.Timeout})
 	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: nd.Control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths, Share: s.share,
 		Cached: nd.CachedInfo})
 	remove := s.cfg.Metrics.Add(t.Name, t.Node, n)

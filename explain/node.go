@@ -14,11 +14,17 @@ const (
 	// the defaults (10 requests a second, a 1 s timeout) a node has at
 	// most a few dozen. When full, the oldest is decided at once.
 	maxPending = 1024
-	// maxEvidence bounds what is kept of the timeline; the oldest goes.
+	// maxEvidence bounds what is kept of the timeline; the oldest goes,
+	// a quarter at a time (one copy, not one a piece of evidence).
 	maxEvidence = 1024
-	// keepEvidence is how long evidence is kept: longer than any request
-	// (the probe's timeout) plus the sources' lag and decideBy.
-	keepEvidence = time.Minute
+	// evidenceLag is how late a source may add evidence of a moment
+	// (the slow log read a second or two after its entry) beyond the
+	// request's wait: with decideBy and the longest request it makes
+	// how long evidence is kept (Config.MaxLatency).
+	evidenceLag = 5 * time.Second
+	// defaultMaxLatency stands in for a node without a probe timeout:
+	// evidence is then kept a minute.
+	defaultMaxLatency = 45 * time.Second
 	// decideBy is how long a slow request waits for its sources at most:
 	// a source that does not answer (Redis down, an ACL) does not hold
 	// the counters back.
@@ -34,6 +40,21 @@ type Config struct {
 	// Threshold, when set, is the threshold in force, fixed; otherwise it
 	// follows the node's own p99 (see BaselineFactor).
 	Threshold time.Duration
+	// MaxLatency is the longest a probe request lasts (the probe's
+	// timeout; 0: 45 s). Evidence is kept only as long as a waiting
+	// request could overlap it: decideBy + MaxLatency + evidenceLag, 16 s
+	// at the defaults. At a thousand nodes of a busy host the evidence
+	// was most of explain's memory when it was kept a minute.
+	MaxLatency time.Duration
+}
+
+// keepEvidence is how long evidence is kept.
+func (c Config) keepEvidence() time.Duration {
+	m := c.MaxLatency
+	if m <= 0 {
+		m = defaultMaxLatency
+	}
+	return decideBy + m + evidenceLag
 }
 
 type pendingReq struct {
@@ -159,15 +180,15 @@ func (n *Node) addEvidence(e ...Evidence) {
 	}
 	n.mu.Lock()
 	n.evidence = append(n.evidence, e...)
-	if over := len(n.evidence) - maxEvidence; over > 0 {
-		n.evidence = append(n.evidence[:0], n.evidence[over:]...)
+	if len(n.evidence) > maxEvidence {
+		n.evidence = append(n.evidence[:0], n.evidence[len(n.evidence)-maxEvidence*3/4:]...)
 	}
 	n.mu.Unlock()
 }
 
 // Settle decides every waiting request that ended by through (every source
 // has been read past it), and any that waited longer than decideBy; it
-// forgets evidence older than keepEvidence, and moves the baseline and the
+// forgets evidence older than it may serve (Config.MaxLatency), and moves the baseline and the
 // threshold on.
 func (n *Node) Settle(through int64) {
 	defer n.settles.Add(1)
@@ -184,9 +205,10 @@ func (n *Node) Settle(through int64) {
 	}
 	clear(n.pending[len(kept):])
 	n.pending = kept
+	keep := int64(n.cfg.keepEvidence())
 	ev := n.evidence[:0]
 	for _, e := range n.evidence {
-		if now-e.To < int64(keepEvidence) {
+		if now-e.To < keep {
 			ev = append(ev, e)
 		}
 	}

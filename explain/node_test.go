@@ -199,3 +199,42 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("%d series after the node left", got)
 	}
 }
+
+// Evidence is kept as long as a waiting request could overlap it (decideBy
+// + the node's longest request + evidenceLag), and at most maxEvidence
+// pieces of it, the oldest going first.
+func TestEvidenceBounds(t *testing.T) {
+	for _, tc := range []struct {
+		maxLatency time.Duration
+		keep       time.Duration
+	}{
+		{time.Second, decideBy + time.Second + evidenceLag},
+		{0, decideBy + defaultMaxLatency + evidenceLag},
+	} {
+		t.Run(tc.maxLatency.String(), func(t *testing.T) {
+			n, clk := newTestNode(Config{Threshold: 2 * time.Millisecond, MaxLatency: tc.maxLatency})
+			at := func() int64 { return clk.now().UnixNano() }
+			n.addEvidence(Evidence{Cause: Fork, From: at() - 1, To: at()})
+			clk.add(tc.keep - time.Millisecond)
+			n.Settle(at())
+			if len(n.evidence) != 1 {
+				t.Fatalf("evidence %v old was forgotten within %v", tc.keep-time.Millisecond, tc.keep)
+			}
+			clk.add(time.Millisecond)
+			n.Settle(at())
+			if len(n.evidence) != 0 {
+				t.Fatalf("evidence %v old is kept", tc.keep)
+			}
+		})
+	}
+	n, _ := newTestNode(Config{Threshold: 2 * time.Millisecond})
+	for i := range maxEvidence + 1 {
+		n.addEvidence(Evidence{Cause: Network, From: int64(i), To: int64(i) + 1})
+	}
+	if len(n.evidence) > maxEvidence || n.evidence[len(n.evidence)-1].From != maxEvidence {
+		t.Fatalf("%d pieces of evidence after %d, the newest from %d", len(n.evidence), maxEvidence+1, n.evidence[len(n.evidence)-1].From)
+	}
+	if first := n.evidence[0].From; first != int64(maxEvidence+1-len(n.evidence)) {
+		t.Errorf("the oldest kept is from %d, want the newest %d in order", first, len(n.evidence))
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/exposition"
 	"github.com/redis-prober/redis-prober/internal/statuspage"
 )
 
@@ -48,14 +49,11 @@ type webConfig struct {
 // Every timeout is set so a slow or silent client cannot hold a connection.
 func newWebServer(cfg webConfig, gatherer prometheus.Gatherer, log *slog.Logger) *http.Server {
 	mux := http.NewServeMux()
-	// No Timeout, as node_exporter: with one, promhttp holds the whole
-	// body in memory (5-7 MB at 1,000 targets) instead of streaming it;
-	// a gathering never calls Redis, and the server's write timeout bounds
-	// the sending.
-	mux.Handle(cfg.telemetryPath, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+	mux.Handle(cfg.telemetryPath, exposition.Handler(gatherer, promhttp.HandlerOpts{
 		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelError),
 		ErrorHandling:       promhttp.ContinueOnError,
 		MaxRequestsInFlight: cfg.maxRequests,
+		Timeout:             10 * time.Second,
 		EnableOpenMetrics:   true,
 	}))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {

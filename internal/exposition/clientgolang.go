@@ -1,8 +1,8 @@
 package exposition
 
-// What this package relies on in client_golang (prometheus, promhttp)
-// and client_model (dto), as of client_golang v1.25.0
-// and client_model v0.6.3. Each hand-written part gives what
+// What this package relies on in client_golang (prometheus, promhttp),
+// client_model (dto) and common/expfmt, as of client_golang v1.25.0,
+// client_model v0.6.3, common v0.74.0. Each hand-written part gives what
 // the library gives, so each depends on the library doing exactly this;
 // after an upgrade, `go test ./internal/exposition/... ./collector
 // ./prober` says which of these changed (the test named after each).
@@ -40,16 +40,57 @@ package exposition
 //     to when it merges a family shared with a family collector.
 //     TestClientGolang/fresh_families.
 //
-// Serving (promhttp, chosen over a hand-written handler and encoder: see
-// docs/performance.md, "The exposition package, part by part"):
+// Encoding (ProtoEncoder):
 //
-//  8. promhttp streams its response family by family unless
+//  8. expfmt's protobuf encoder (TypeProtoDelim) writes a family as
+//     protodelim.MarshalTo does (its length as a varint, then the
+//     message, fields in field-number order, repeated scalars unpacked as
+//     proto2 has them, proto3 zeros of a Timestamp left out), after
+//     model.EscapeMetricFamily with the negotiated escaping scheme
+//     (names and label names, the __name__ value; exemplars as they are).
+//     TestProtoEncoderAsExpfmt, byte for byte under every scheme.
+//  9. client_model's messages have exactly the fields the encoder writes:
+//     native histogram spans, deltas and float counts, exemplars (one on
+//     a counter or bucket, many on a histogram), created timestamps,
+//     a family's unit. A field added by an upgrade would be left out
+//     silently. TestClientGolang/client_model_fields.
+//
+// Serving (Handler):
+//
+//  10. promhttp.HandlerFor negotiates the format with
+//     expfmt.NegotiateAccept over DefaultAcceptedFormats (or
+//     DefaultOpenMetricsAcceptedFormats with EnableOpenMetrics), answers
+//     with that Content-Type, Vary: Accept and Accept-Encoding, and
+//     honours name[] in the query. TestMetricsHandlerAsPromhttp.
+//  11. What Prometheus 2 and 3 send picks the delimited protobuf format,
+//     escaped with underscores for Prometheus 2 and not at all for
+//     Prometheus 3's escaping=allow-utf-8. TestClientGolang/negotiation.
+//  12. promhttp offers identity and gzip, not zstd (offered only when
+//     promhttp/zstd is linked in, which the prober does not import), and
+//     picks among them as negotiateEncoding does.
+//     TestClientGolang/compressions, TestMetricsHandlerAsPromhttp.
+//  13. promhttp streams its response family by family unless
 //     HandlerOpts.Timeout is set; with it, http.TimeoutHandler holds the
-//     whole body (5-7 MB at 1,000 targets, grown by doubling) and writes
-//     it once. cmd/redis-prober sets no Timeout, as node_exporter does: a
-//     gathering never calls Redis, and the server's write timeout bounds
-//     the sending. TestClientGolang/streaming.
-
-// duplicateMessage is the registry's error for a series collected twice,
-// after the family name and the series.
-const duplicateMessage = "was collected before with the same name and label values"
+//     whole body and writes it once. TestClientGolang/streaming,
+//     TestMetricsHandlerStreams.
+//  14. promhttp's answers to a timeout, to the limit of requests in flight
+//     and to a gathering that failed, and its log lines, are the texts
+//     below. TestMetricsHandlerTimeout, TestMetricsHandlerLimit.
+//  15. HandlerOpts has the fields Handler knows; a new one may change
+//     what promhttp serves in a way the streaming path does not follow.
+//     TestClientGolang/handler_options.
+const (
+	// timeoutMessageFormat is promhttp's http.TimeoutHandler message.
+	timeoutMessageFormat = "Exceeded configured timeout of %v.\n"
+	// limitMessageFormat answers a request over MaxRequestsInFlight.
+	limitMessageFormat = "Limit of concurrent requests reached (%d), try again later."
+	// gatherErrorBody starts the 500 of a gathering that failed with
+	// nothing gathered.
+	gatherErrorBody = "An error has occurred while serving metrics:\n\n"
+	// The log lines of ContinueOnError.
+	gatherErrorLog = "error gathering metrics:"
+	encodeErrorLog = "error encoding and sending metric family:"
+	// duplicateMessage is the registry's error for a series collected
+	// twice, after the family name and the series.
+	duplicateMessage = "was collected before with the same name and label values"
+)

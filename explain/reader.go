@@ -55,7 +55,7 @@ type ReaderConfig struct {
 	// (the engine's INFO cache, read without asking Redis). A healthy
 	// node then takes INFO from the reads the collectors make anyway and
 	// reads it itself only every IdleInfoInterval without one; once it
-	// has had slow requests lately (hotFor) it reads every tick. Nil:
+	// has had slow requests lately (procHot) it reads every tick. Nil:
 	// every tick reads.
 	Cached func() (string, bool)
 }

@@ -46,13 +46,13 @@ helm:
 deps:
 	@./scripts/test-deps.sh
 
+# vet: macOS on arm64 only (the Macs of today): vetting it type-checks
+# every package and test there, which a vet of darwin/amd64 and a build of
+# darwin/arm64 did twice over on a fresh machine.
 vet:
 	@fmt=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$fmt" ]; then echo "gofmt needed: $$fmt"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod or go.sum is not tidy: run go mod tidy (go mod tidy -diff shows what changes)"; exit 1; }
 	$(GO) vet ./...
-	# macOS on arm64 only (the Macs of today): vetting it type-checks every
-	# package and test there, which a build of darwin/amd64 and one of
-	# darwin/arm64 did twice over on a fresh machine.
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 	GOOS=windows $(GO) build ./...
 	GOOS=windows $(GO) vet ./...

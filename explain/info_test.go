@@ -8,13 +8,19 @@ import (
 	"github.com/redis-prober/redis-prober/collector"
 )
 
-func readInfo(t *testing.T, name string) collector.Info {
+// readFixture is the text of testdata/name.
+func readFixture(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := collector.ParseInfo(string(b))
+	return string(b)
+}
+
+func readInfo(t *testing.T, name string) collector.Info {
+	t.Helper()
+	info, err := collector.ParseInfo(readFixture(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}

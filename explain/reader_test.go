@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -81,17 +80,11 @@ func (s *syncBuf) String() string {
 // once, at info level, and not asked again for refusedRetry; INFO alone
 // still attributes (here a fork between two reads).
 func TestReaderRefusedSources(t *testing.T) {
-	before, err := os.ReadFile("testdata/info-7.0-before-bgsave.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	during, err := os.ReadFile("testdata/info-7.0-during-bgsave.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := readFixture(t, "info-7.0-before-bgsave.txt")
+	during := readFixture(t, "info-7.0-during-bgsave.txt")
 	logs := &syncBuf{}
 	n, clk := newTestNode(Config{Threshold: 2 * time.Millisecond})
-	c := &fakeClient{info: string(before)}
+	c := &fakeClient{info: before}
 	r := NewReader(ReaderConfig{Node: n, Client: c, Paths: collector.Paths{ProcFS: t.TempDir()},
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	r.now = clk.now
@@ -102,7 +95,7 @@ func TestReaderRefusedSources(t *testing.T) {
 	// prober's by the offset of its reads.
 	clk.add(16 * time.Millisecond)
 	n.Observe(prober.ResultOK, 8*time.Millisecond)
-	c.info = string(during)
+	c.info = during
 	clk.add(time.Second)
 	for range 3 {
 		r.Tick(ctx)
@@ -131,15 +124,12 @@ func TestReaderRefusedSources(t *testing.T) {
 // size, not a time), and what a log held at the first read is never
 // evidence.
 func TestReaderCommandlogLargeEntries(t *testing.T) {
-	before, err := os.ReadFile("testdata/info-7.0-before-bgsave.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := readFixture(t, "info-7.0-before-bgsave.txt")
 	n, clk := newTestNode(Config{Threshold: 2 * time.Millisecond})
 	// The server's clock runs with the test's, 3 s ahead of it.
 	re := regexp.MustCompile(`server_time_usec:\d+`)
 	infoNow := func() string {
-		return re.ReplaceAllString(string(before), fmt.Sprintf("server_time_usec:%d", clk.now().Add(3*time.Second).UnixMicro())) +
+		return re.ReplaceAllString(before, fmt.Sprintf("server_time_usec:%d", clk.now().Add(3*time.Second).UnixMicro())) +
 			"valkey_version:9.1.0\r\n"
 	}
 	info := infoNow()
@@ -195,16 +185,10 @@ func TestReaderCommandlogLargeEntries(t *testing.T) {
 // request was slow it reads its own every tick, as a node without a cache
 // always does.
 func TestReaderTakesCachedINFOWhileHealthy(t *testing.T) {
-	before, err := os.ReadFile("testdata/info-7.0-before-bgsave.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	during, err := os.ReadFile("testdata/info-7.0-during-bgsave.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := readFixture(t, "info-7.0-before-bgsave.txt")
+	during := readFixture(t, "info-7.0-during-bgsave.txt")
 	n, clk := newTestNode(Config{Threshold: 2 * time.Millisecond})
-	c := &fakeClient{info: string(before), replies: map[string]any{"slowlog get": []any{}, "latency latest": []any{}}}
+	c := &fakeClient{info: before, replies: map[string]any{"slowlog get": []any{}, "latency latest": []any{}}}
 	var cached string
 	r := NewReader(ReaderConfig{Node: n, Client: c, NoProc: true,
 		Cached: func() (string, bool) { return cached, cached != "" }})
@@ -226,7 +210,7 @@ func TestReaderTakesCachedINFOWhileHealthy(t *testing.T) {
 		tick(1, "a healthy node within IdleInfoInterval of its last read, nothing cached")
 	}
 	tick(2, "a healthy node IdleInfoInterval after its last read, nothing cached")
-	cached = string(during)
+	cached = during
 	tick(2, "a healthy node with a fresh cache")
 	if !r.prev.child {
 		t.Error("the cached INFO (a BGSAVE child running) was not read")
@@ -245,7 +229,7 @@ func TestReaderTakesCachedINFOWhileHealthy(t *testing.T) {
 
 	// Without a cache (the fault tests' harness, a doctor): every tick.
 	n2, clk2 := newTestNode(Config{Threshold: 2 * time.Millisecond})
-	c2 := &fakeClient{info: string(before), replies: c.replies}
+	c2 := &fakeClient{info: before, replies: c.replies}
 	r2 := NewReader(ReaderConfig{Node: n2, Client: c2, NoProc: true})
 	r2.now = clk2.now
 	for i := range 3 {

@@ -40,8 +40,15 @@
 # Knobs (environment or make variables): TARGETS (200), SERVERS (4), RATE
 # (10), SCALE_SECONDS (60), WARMUP_SECONDS (15), SCRAPES (9), BURST_INTERVAL
 # (0: bursts off, they have their own section), PROBER_FLAGS (extra flags),
-# FLOOR_SECONDS (20),
+# FLOOR_SECONDS (20), SHOCK_SECONDS (0: see below),
 # LIMIT_SECONDS, KEEP (1: keep the work dir).
+#
+# SHOCK_SECONDS > 0 runs a busy loop on every CPU for that long from the
+# prober's start (at most the warm-up): a host busy for a moment while a
+# thousand nodes connect, seed and read INFO. The window then shows whether
+# the prober recovered (timeouts in the window, targets up) or fed on its
+# own load, as one that reopened a connection for every timed-out request
+# did (docs/performance.md, "A timeout keeps its connection").
 set -euo pipefail
 
 TARGETS=${TARGETS:-200}
@@ -53,6 +60,7 @@ SCRAPES=${SCRAPES:-9}
 BURST_INTERVAL=${BURST_INTERVAL:-0}
 PROBER_FLAGS=${PROBER_FLAGS:-}
 FLOOR_SECONDS=${FLOOR_SECONDS:-20}
+SHOCK_SECONDS=${SHOCK_SECONDS:-0}
 KEEP=${KEEP:-0}
 LIMIT_SECONDS=${LIMIT_SECONDS:-$((WARMUP_SECONDS + SCALE_SECONDS + FLOOR_SECONDS + 300))}
 PROTO_ACCEPT='application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited'
@@ -128,6 +136,10 @@ PROBER_PID=$!
 wait_listening "$WEB_PORT" && kill -0 "$PROBER_PID" 2>/dev/null ||
 	{ echo "bench-scale: prober did not start:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
 METRICS=http://127.0.0.1:$WEB_PORT/metrics
+if ((SHOCK_SECONDS > 0)); then
+	((SHOCK_SECONDS <= WARMUP_SECONDS)) || { echo "bench-scale: SHOCK_SECONDS must be at most WARMUP_SECONDS" >&2; exit 2; }
+	for _ in $(seq "$(nproc)"); do timeout "$SHOCK_SECONDS" sh -c 'while :; do :; done' & done
+fi
 
 TCK=$(getconf CLK_TCK)
 # cpu_ticks: utime+stime of the prober (fields 14, 15 after the comm field).
@@ -164,17 +176,27 @@ scrapes() {
 scrape_median() { awk '$1 == 200 {print $2}' "$1" | sort -g | awk '{v[NR]=$1} END {if (!NR) {print "n/a"; exit}
 	printf "%.1f", 1000 * (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 scrape_max() { awk '$1 == 200 {print $2}' "$1" | sort -g | tail -1 | awk '{printf "%.1f", 1000 * $1} END {if (!NR) print "n/a"}'; }
+# accepted: connections the servers accepted so far (each reading opens one
+# of its own a server, counted by the next).
+accepted() {
+	local p sum=0
+	for p in "${PORTS[@]}"; do
+		sum=$((sum + $(redis-cli -p "$p" info stats | awk -F: '/^total_connections_received:/ {print $2 + 0}')))
+	done
+	echo "$sum"
+}
 scrape_fails() { awk '$1 != 200' "$1" | wc -l; }
 scrape_size() { awk '$1 == 200 {s = $3} END {print s + 0}' "$1"; }
 
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs, $(redis-server --version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "== $TARGETS targets over $SERVERS redis-servers (ports ${PORTS[*]}), $RATE probes/s each, flags: --burst.interval=$BURST_INTERVAL $PROBER_FLAGS"
 echo "== warm-up ${WARMUP_SECONDS}s (start-up, first INFO reads and key seeding are not measured), window ${SCALE_SECONDS}s"
+((SHOCK_SECONDS > 0)) && echo "== shock: $(nproc) busy loops for ${SHOCK_SECONDS}s from the prober's start"
 sleep "$WARMUP_SECONDS"
 kill -0 "$PROBER_PID" 2>/dev/null || { echo "bench-scale: the prober exited:" >&2; cat "$TMP/prober.log" >&2; exit 1; }
 
 read -r m0_at m0_err < <(scrape_to "$TMP/m0.txt")
-t0=$(now) c0=$(cpu_ticks) w0=$(wakeups) st0=$(cpu_stat)
+t0=$(now) c0=$(cpu_ticks) w0=$(wakeups) st0=$(cpu_stat) a0=$(accepted)
 peak_threads=0
 end_us=$((${t0/./} + SCALE_SECONDS * 1000000))
 while (($(now_us) < end_us)); do
@@ -184,7 +206,7 @@ while (($(now_us) < end_us)); do
 	left=$((end_us - $(now_us)))
 	if ((left > 0)); then sleep "$(awk -v l="$left" 'BEGIN {printf "%.3f", (l > 1e6 ? 1e6 : l) / 1e6}')"; fi
 done
-t1=$(now) c1=$(cpu_ticks) w1=$(wakeups) st1=$(cpu_stat)
+t1=$(now) c1=$(cpu_ticks) w1=$(wakeups) st1=$(cpu_stat) a1=$(accepted)
 read -r m1_at m1_err < <(scrape_to "$TMP/m1.txt")
 rss_kb=$(status_kb VmRSS) hwm_kb=$(status_kb VmHWM) threads=$(status_kb Threads)
 if [ ! -s "$TMP/m0.txt" ] || [ ! -s "$TMP/m1.txt" ]; then
@@ -277,6 +299,7 @@ cat <<EOF
   wake-ups         $wake_rate voluntary context switches/s over all threads
   delivered        $delivered of the schedule ($((sent1 - sent0)) requests counted / $TARGETS x $RATE/s x the window; $delivered_lo-$delivered_hi as the two scrapes date it)   (goal >= 0.999: $delivered_verdict)
   timeouts, errors $timeouts, $errors in the window; targets up $up/$TARGETS   (goal none: $( ((timeouts + errors == 0)) && echo ok || echo MISSED))
+  connections      $((a1 - a0 - SERVERS)) accepted by the servers in the window (total_connections_received)
   clock            ${clocks:-n/a} (nodes per clock, redis_prober_probe_clock_info)
   /metrics         $(scrape_size "$TMP/times-proto") bytes (protobuf), $(scrape_size "$TMP/times-text") bytes (text), $series series, $per_target series per plain target
   scrape protobuf  median ${proto_ms} ms, max $(scrape_max "$TMP/times-proto") ms over $SCRAPES (goal <= 200 ms: $(verdict "$proto_ms" 200)); ${proto_cpu} ms of CPU per scrape

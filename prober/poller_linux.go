@@ -120,7 +120,13 @@ type pollConn struct {
 	// closed it, reset it, or sent what nobody asked for): the next
 	// request meets it, as a client reusing the connection would.
 	dead error
-	t    wire.Timer // the slot's due time, or the request's deadline
+	// owed: a request timed out before any of its reply came, and the
+	// connection is kept (keepAfter): the reply is read and dropped when
+	// it comes, and a slot due before then waits for it (slotTiming.behind).
+	// owedBy is when the connection is given up on if it has not.
+	owed   bool
+	owedBy time.Time
+	t      wire.Timer // the slot's due time, or the request's deadline (or a waiting slot's)
 	// net is the connection's TCP_INFO as last read: when the loop took
 	// it over, then after each request long on the wire.
 	net netTrack
@@ -328,14 +334,15 @@ func (l *pollLoop) fire() {
 		now := time.Now()
 		pc, _ := l.timers.First()
 		limit := now
-		if !pc.inflight {
+		if !pc.inflight && !pc.s.behind {
 			limit = now.Add(sendEarly)
 		}
 		if pc.t.At.After(limit) {
 			return
 		}
 		l.timers.Remove(&pc.t)
-		if pc.inflight {
+		switch {
+		case pc.inflight:
 			// On a busy host the loop can be late to its own timers: a
 			// reply already in the socket by its deadline (by its kernel
 			// stamp) is an answer, not a timeout.
@@ -343,7 +350,9 @@ func (l *pollLoop) fire() {
 			if pc.inflight {
 				l.finish(pc, timedOut(pc), now)
 			}
-		} else if !l.send(pc, now) {
+		case pc.s.behind:
+			l.giveUpWaiting(pc, now)
+		case !l.send(pc, now):
 			l.next(pc)
 		}
 	}
@@ -367,9 +376,18 @@ func timedOut(pc *pollConn) error {
 // send makes the slot's request at woke; false when the slot had already
 // waited its whole timeout (recorded as such), so the next one is due.
 func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
+	if pc.owed {
+		pc.s.behind = true
+	}
 	deadline, ok := pc.w.wake(&pc.s, woke)
 	if !ok {
 		return false
+	}
+	if pc.owed {
+		// The connection still owes the reply of a request that timed
+		// out: the slot waits for it (readOwed), until its own deadline.
+		l.setTimer(pc, deadline)
+		return true
 	}
 	if pc.dead != nil {
 		l.finish(pc, pc.dead, time.Now())
@@ -436,6 +454,10 @@ func (l *pollLoop) onEvent(pc *pollConn, events uint32) {
 	// idle. The error queue is emptied whatever it holds.
 	if events&unix.EPOLLERR != 0 {
 		l.msg.DrainTX(uintptr(pc.fd), l.errOOB, ^uint32(0))
+	}
+	if pc.owed {
+		l.readOwed(pc)
+		return
 	}
 	n, _, err := l.msg.Recvmsg(uintptr(pc.fd), l.scratch[:], l.oob, unix.MSG_DONTWAIT)
 	switch {
@@ -546,8 +568,92 @@ func (l *pollLoop) finish(pc *pollConn, err error, end time.Time) {
 	}
 	l.landed(pc)
 	l.stopTimer(pc)
+	keep := l.keepAfter(pc, err)
 	pc.buf = nil // a reply longer than one read is rare: its buffer is not kept
-	if pc.w.settle(&pc.s, err, end, false, pc.ex) || pc.dead != nil {
+	if pc.w.settle(&pc.s, err, end, false, pc.ex) && !keep || pc.dead != nil {
+		l.handBack(pc)
+		return
+	}
+	l.next(pc)
+}
+
+// keepAfter says whether a request that timed out leaves its connection in
+// step, so that the next slot keeps it: its reply came whole after the
+// deadline, or none of it has come yet (then it is owed, read and dropped
+// when it comes). A connection given up on for each late reply cost a
+// loaded host a connect(2) and the server a new client each time: at 1,000
+// targets on two CPUs, connections reopened at every timed-out slot took a
+// fifth of the prober's CPU, which kept the replies late and the targets
+// down (docs/performance.md, "A timeout keeps its connection"). A timeout
+// amid a reply, or any other failure, still gives the connection up.
+func (l *pollLoop) keepAfter(pc *pollConn, err error) bool {
+	if !errors.Is(err, os.ErrDeadlineExceeded) || pc.dead != nil || !pc.guard.Between() {
+		return false
+	}
+	switch pc.guard.Replies() - pc.replies {
+	case 0:
+		pc.owed = true
+		pc.owedBy = pc.deadline.Add(owedPatience * pc.w.probe.cfg.Timeout)
+		return true
+	case 1:
+		return true
+	}
+	return false
+}
+
+// owedPatience is how many timeouts past its own deadline a connection
+// waits for an owed reply before it is given up on and a new one opened:
+// long enough for the late replies of a loaded server, short enough that
+// a connection whose peer is gone (a failover, a path that lost its
+// state) is not kept for long after new ones would work.
+const owedPatience = 2
+
+// readOwed reads what has come of the reply the connection owes, and drops
+// it; once it is whole, a slot that waits for it goes at once, charged from
+// its due time with the wait split at the reply's arrival (heldOnWire), as
+// a slot behind a slow reply is. More than the one reply, a failure or a
+// hang-up is met by the next request, as while idle.
+func (l *pollLoop) readOwed(pc *pollConn) {
+	for pc.owed && pc.dead == nil {
+		n, oobn, ok, err := l.msg.ReadNow(uintptr(pc.fd), l.in[:], l.oob, pc.remote)
+		switch {
+		case err != nil:
+			pc.dead = err
+		case !ok:
+			return
+		default:
+			if gerr := pc.guard.Feed(l.in[:n]); gerr != nil {
+				pc.dead = gerr
+			} else if pc.guard.Replies() > pc.replies {
+				pc.owed = false
+				if pc.guard.Replies() > pc.replies+1 || !pc.guard.Between() {
+					pc.dead = errUnasked
+				}
+				rx, stamped := wire.RXStamp(l.oob[:oobn])
+				pc.w.freeAt = arrival(wire.Exchange{ReadAt: time.Now(), RXWall: rx, RX: stamped})
+			}
+		}
+	}
+	if pc.dead != nil {
+		pc.owed = false
+		l.poll.Remove(pc.fd)
+	}
+	if pc.s.behind {
+		l.stopTimer(pc)
+		if !l.send(pc, time.Now()) {
+			l.next(pc)
+		}
+	}
+}
+
+// giveUpWaiting settles a slot whose deadline came while it waited for the
+// reply its connection owes: a timeout at its true age. A connection that
+// has owed a reply past its patience is given up on, and the worker opens
+// a new one.
+func (l *pollLoop) giveUpWaiting(pc *pollConn, now time.Time) {
+	pc.w.wake(&pc.s, now) // past its deadline: recorded as a timeout
+	if !now.Before(pc.owedBy) {
+		pc.owed = false
 		l.handBack(pc)
 		return
 	}

@@ -159,6 +159,7 @@ type slotTiming struct {
 	lag          time.Duration
 	overdue      bool
 	wireLag      bool // an overdue request's lag, split off by its connection's RX stamps (heldOnWire)
+	behind       bool // it came due while its connection owed an earlier, timed-out request's reply (poller)
 	ci           int  // which command
 }
 
@@ -174,6 +175,11 @@ func (w *worker) claim() slotTiming {
 func (w *worker) wake(s *slotTiming, woke time.Time) (deadline time.Time, ok bool) {
 	s.woke = woke
 	s.start, s.lag, s.overdue = chargeFrom(s.claimed, s.due, woke)
+	if s.behind {
+		// It waited for a reply its connection owed: Redis's doing, as
+		// for a slot claimed overdue.
+		s.start, s.lag, s.overdue = s.due, 0, true
+	}
 	s.ci = int(s.k % int64(len(w.reqs)))
 	if elapsed := woke.Sub(s.start); elapsed >= w.probe.cfg.Timeout {
 		w.probe.rec.Record(s.ci, ResultTimeout, elapsed)

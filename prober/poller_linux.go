@@ -135,7 +135,7 @@ type pollConn struct {
 // pollable tells whether the worker's open connection is one the poller
 // serves.
 func (w *worker) pollable() bool {
-	if w.probe.cfg.Poller == nil || w.pc == nil {
+	if w.probe.cfg.Poller == nil || w.pc == nil || w.owed {
 		return false
 	}
 	wc := w.pc.wire
@@ -236,8 +236,12 @@ type pollLoop struct {
 	src      bytes.Reader
 	rd       *resp.Reader // parses a complete reply out of src
 	inflight int          // requests out, whose replies a wait expects soon
-	scratch  [maxLastWords]byte
-	in       [16 << 10]byte // the first read of every reply
+	// owing: connections that owe a timed-out request's reply, which a
+	// wait expects soon too: a slot may wait for it (readOwed), and a loop
+	// parked on a Go timer would see it only at that slot's deadline.
+	owing   int
+	scratch [maxLastWords]byte
+	in      [16 << 10]byte // the first read of every reply
 }
 
 func (l *pollLoop) run() {
@@ -258,7 +262,7 @@ func (l *pollLoop) run() {
 			_, t := l.timers.First()
 			next = t.At
 		}
-		for _, ev := range l.poll.Wait(next, l.inflight > 0) {
+		for _, ev := range l.poll.Wait(next, l.inflight > 0 || l.owing > 0) {
 			if l.poll.IsWake(ev) {
 				l.takeInbox()
 			} else if pc := l.conns[ev.Fd]; pc != nil {
@@ -478,10 +482,6 @@ func (l *pollLoop) onEvent(pc *pollConn, events uint32) {
 	l.poll.Remove(pc.fd)
 }
 
-// errUnasked is a server that sent bytes while no request was out: the
-// stream is out of step.
-var errUnasked = errors.New("reply with no request outstanding")
-
 // read takes what has come of the reply; a complete one settles the request.
 // The first read of a reply goes to the loop's own buffer, so a reply that
 // comes in one read (nearly all) costs its connection no buffer of its own;
@@ -592,7 +592,7 @@ func (l *pollLoop) keepAfter(pc *pollConn, err error) bool {
 	}
 	switch pc.guard.Replies() - pc.replies {
 	case 0:
-		pc.owed = true
+		l.setOwed(pc, true)
 		pc.owedBy = pc.deadline.Add(owedPatience * pc.w.probe.cfg.Timeout)
 		return true
 	case 1:
@@ -625,7 +625,7 @@ func (l *pollLoop) readOwed(pc *pollConn) {
 			if gerr := pc.guard.Feed(l.in[:n]); gerr != nil {
 				pc.dead = gerr
 			} else if pc.guard.Replies() > pc.replies {
-				pc.owed = false
+				l.setOwed(pc, false)
 				if pc.guard.Replies() > pc.replies+1 || !pc.guard.Between() {
 					pc.dead = errUnasked
 				}
@@ -635,7 +635,7 @@ func (l *pollLoop) readOwed(pc *pollConn) {
 		}
 	}
 	if pc.dead != nil {
-		pc.owed = false
+		l.setOwed(pc, false)
 		l.poll.Remove(pc.fd)
 	}
 	if pc.s.behind {
@@ -653,7 +653,6 @@ func (l *pollLoop) readOwed(pc *pollConn) {
 func (l *pollLoop) giveUpWaiting(pc *pollConn, now time.Time) {
 	pc.w.wake(&pc.s, now) // past its deadline: recorded as a timeout
 	if !now.Before(pc.owedBy) {
-		pc.owed = false
 		l.handBack(pc)
 		return
 	}
@@ -664,6 +663,7 @@ func (l *pollLoop) giveUpWaiting(pc *pollConn, now time.Time) {
 // epoll set: no other descriptor refers to the socket).
 func (l *pollLoop) close(pc *pollConn) {
 	l.landed(pc)
+	l.setOwed(pc, false)
 	l.stopTimer(pc)
 	if l.conns[int32(pc.fd)] == pc {
 		delete(l.conns, int32(pc.fd))
@@ -684,6 +684,17 @@ func (l *pollLoop) landed(pc *pollConn) {
 		pc.inflight = false
 		l.inflight--
 	}
+}
+
+// setOwed marks whether pc owes a reply, keeping the loop's count.
+func (l *pollLoop) setOwed(pc *pollConn, owed bool) {
+	switch {
+	case owed && !pc.owed:
+		l.owing++
+	case !owed && pc.owed:
+		l.owing--
+	}
+	pc.owed = owed
 }
 
 // handBack returns the worker to a goroutine of its own, which opens a new

@@ -136,6 +136,13 @@ type worker struct {
 	// else its due time plus its charge (see charge). Zero when unknown (a
 	// new connection, a reply timed by the prober's clock).
 	freeAt time.Time
+	// owed: the connection's last request timed out before any of its
+	// reply came, and the connection was kept (keepAfter): the reply is
+	// read and dropped before the next request, until owedBy. replies is
+	// the guard's count before the last request.
+	owed    bool
+	owedBy  time.Time
+	replies uint64
 }
 
 // drive runs the worker on the calling goroutine until it stops, or until
@@ -207,15 +214,23 @@ func (w *worker) run() (pollable bool) {
 		if !s.claimed.After(s.due) && !w.sleepUntil(ctx, s.due) {
 			return false
 		}
+		s.behind = w.owed
 		deadline, ok := w.wake(&s, time.Now())
 		if !ok {
+			if w.owed && !time.Now().Before(w.owedBy) {
+				w.drop()
+			}
 			continue
 		}
 		// A request that has to open its connection first is timed in
 		// user space: its dial belongs in the figure.
 		dialed := w.pc == nil
 		err := w.open(ctx, deadline)
+		if err == nil && w.owed {
+			err = w.awaitOwed(deadline)
+		}
 		if err == nil {
+			w.replies = w.pc.wire.guard.Replies()
 			err = w.pc.exchange(w.reqs[s.ci], deadline)
 		}
 		end := time.Now()
@@ -231,7 +246,7 @@ func (w *worker) run() (pollable bool) {
 				w.probe.rec.RecordNetwork(ns)
 			}
 		}
-		if w.settle(&s, err, end, dialed || !stamped, ex) {
+		if w.settle(&s, err, end, dialed || !stamped, ex) && !w.keepAfter(err) {
 			// The stream is out of step (or gone): the next slot opens
 			// a new connection.
 			w.drop()
@@ -268,6 +283,61 @@ func (w *worker) settle(s *slotTiming, err error, end time.Time, userClock bool,
 	return err != nil && !replied
 }
 
+// keepAfter says whether a request that failed with err leaves the
+// connection in step, so that the next slot keeps it: a read that timed out
+// before any of the reply came (the reply is then owed), as the poller
+// decides for its own (pollLoop.keepAfter, where the reasons are). A
+// connection that owes its reply past owedBy is given up on.
+func (w *worker) keepAfter(err error) bool {
+	if w.pc == nil || !readTimeout(err) {
+		return false
+	}
+	g := w.pc.wire.guard
+	if !g.Between() || w.pc.r.Buffered() > 0 || g.Replies() != w.replies {
+		return false
+	}
+	now := time.Now()
+	if !w.owed {
+		w.owed, w.owedBy = true, now.Add(owedPatience*w.probe.cfg.Timeout)
+	}
+	return now.Before(w.owedBy)
+}
+
+// errUnasked is a server that sent bytes while no request was out: the
+// stream is out of step.
+var errUnasked = errors.New("reply with no request outstanding")
+
+// readTimeout says err is a read that met its deadline (a write that did
+// may have sent part of the request: its stream is out of step).
+func readTimeout(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "read" && errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// awaitOwed reads the reply the connection owes, by the slot's deadline,
+// and drops it; when it came is where the slot's wait stops being the
+// server's (freeAt, heldOnWire).
+func (w *worker) awaitOwed(deadline time.Time) error {
+	pc := w.pc
+	_ = pc.wire.SetDeadline(deadline)
+	if _, _, err := pc.r.Reply(); err != nil {
+		if _, replied := err.(resp.ErrorReply); !replied {
+			return err
+		}
+	}
+	if pc.r.Buffered() > 0 || !pc.wire.guard.Between() {
+		return errUnasked
+	}
+	w.owed = false
+	w.freeAt = time.Now()
+	if pc.wire.stamps != nil {
+		if rx, _, ok := pc.wire.stamps.LastRead(); ok {
+			w.freeAt = rx
+		}
+	}
+	return nil
+}
+
 // open makes sure the worker has a connection, dialing one if not.
 func (w *worker) open(ctx context.Context, deadline time.Time) error {
 	if w.pc != nil {
@@ -295,6 +365,7 @@ func (w *worker) open(ctx context.Context, deadline time.Time) error {
 
 // drop closes the worker's connection, if any.
 func (w *worker) drop() {
+	w.owed = false
 	if w.pc == nil {
 		return
 	}

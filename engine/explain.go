@@ -2,12 +2,10 @@ package engine
 
 import (
 	"log/slog"
-	"net"
 	"time"
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/explain"
-	"github.com/redis-prober/redis-prober/prober"
 )
 
 // ExplainConfig is slow-request attribution in run mode.
@@ -52,29 +50,12 @@ func (s *Explain) Attach(nd Node) NodeHooks {
 	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: nd.Control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths, Share: s.share,
 		Cached: nd.CachedInfo})
 	remove := s.cfg.Metrics.Add(t.Name, t.Node, n)
-	tasks := []Task{{Every: explain.TickInterval, Run: r.Tick}}
-	if loopback(t.Endpoint) {
-		// /proc between the ticks only where the server can be local: at
-		// a thousand remote targets ten wake-ups a second each would cost
-		// more than the rest of a node's housekeeping.
-		tasks = append(tasks, Task{Every: explain.ProcInterval, Run: r.SampleProc})
+	// /proc between the ticks is the Share's to sample, once for all the
+	// nodes of a local server and only while one had slow requests.
+	s.share.Hold()
+	done := func() {
+		remove()
+		s.share.Release()
 	}
-	return NodeHooks{Tap: n.Tap, Tasks: tasks, Done: remove}
-}
-
-// loopback says whether ep is on this host by its address: a unix socket,
-// localhost or a loopback IP.
-func loopback(ep prober.Endpoint) bool {
-	if ep.Network == "unix" {
-		return true
-	}
-	host, _, err := net.SplitHostPort(ep.Addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return NodeHooks{Tap: n.Tap, Tasks: []Task{{Every: explain.TickInterval, Run: r.Tick}}, Done: done}
 }

@@ -75,6 +75,9 @@ type Node struct {
 	base     baseline
 	settles  atomic.Int64
 	lastSlow atomic.Int64 // Unix ns of the last slow request seen
+	// onHot, when set (before the node's first sample), is told of a slow
+	// request after none for procHot, on the probe's goroutine.
+	onHot func(at int64)
 
 	mu       sync.Mutex
 	pending  []pendingReq
@@ -146,7 +149,9 @@ func (n *Node) Observe(res prober.Result, d time.Duration) {
 		return
 	}
 	r := Request{End: n.now().UnixNano(), Latency: d, UserClock: delay < 0}
-	n.lastSlow.Store(r.End)
+	if prev := n.lastSlow.Swap(r.End); n.onHot != nil && r.End-prev > int64(procHot) {
+		n.onHot(r.End)
+	}
 	if delay > 0 {
 		r.End -= delay
 	}

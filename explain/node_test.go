@@ -238,3 +238,21 @@ func TestEvidenceBounds(t *testing.T) {
 		t.Errorf("the oldest kept is from %d, want the newest %d in order", first, len(n.evidence))
 	}
 }
+
+// onHot hears of the first slow request after none for procHot (it starts
+// the Share's sampling of the server), not of every slow request.
+func TestNodeTellsWhenItTurnsHot(t *testing.T) {
+	n, c := newTestNode(Config{Threshold: 10 * time.Millisecond})
+	var told []int64
+	n.onHot = func(at int64) { told = append(told, at) }
+	slow := func() { n.Observe(prober.ResultOK, 20*time.Millisecond) }
+	slow()
+	c.add(procHot / 2)
+	slow()
+	n.Observe(prober.ResultOK, time.Millisecond) // fast: nothing
+	c.add(procHot + time.Second)
+	slow()
+	if len(told) != 2 || told[1]-told[0] != int64(procHot*3/2+time.Second) {
+		t.Errorf("told at %v, want the first slow request and the one after %v without", told, procHot)
+	}
+}

@@ -98,8 +98,14 @@ func NewReader(cfg ReaderConfig) *Reader {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Reader{cfg: cfg, now: time.Now, refused: map[string]time.Time{}, logged: map[string]bool{},
+	r := &Reader{cfg: cfg, now: time.Now, refused: map[string]time.Time{}, logged: map[string]bool{},
 		proc: procSampler{paths: cfg.Paths, off: cfg.NoProc}}
+	if cfg.Share != nil {
+		// A node's first slow request starts the Share's sampling of
+		// its server at once, not at the node's next tick.
+		cfg.Node.onHot = func(at int64) { cfg.Share.kick(&r.procCur, at+int64(procHot)) }
+	}
+	return r
 }
 
 // offset is the server's clock minus the prober's, in ns.
@@ -122,7 +128,7 @@ func (r *Reader) Tick(ctx context.Context) {
 		// Nothing fresh to take and no reason to ask: the node has no
 		// slow request to explain, and the /proc of its server is
 		// sampled at the tick's resolution still.
-		n.addEvidence(r.cfg.Share.sample(&r.proc, &r.procCur, r.now().UnixNano())...)
+		n.addEvidence(r.procEvidence(r.now().UnixNano())...)
 		n.Settle(0)
 		return
 	}
@@ -161,7 +167,7 @@ func (r *Reader) Tick(ctx context.Context) {
 		r.prev, r.hasPrev = cur, true
 	}
 	r.proc.attach(info)
-	n.addEvidence(r.cfg.Share.sample(&r.proc, &r.procCur, replied)...)
+	n.addEvidence(r.procEvidence(replied)...)
 	if n.Pending() {
 		// Redis 8's default INFO has the Keysizes section (8.0.2 and
 		// 8.0.6 both), so the shared read carries it: no command of its
@@ -356,10 +362,24 @@ func firstWord(s string) string {
 	return w
 }
 
+// procEvidence is the evidence of the server's /proc samples the node has
+// not seen, a sample taken now if the last is half an interval old; while
+// the node had slow requests lately (procHot) the Share's loop samples the
+// server every ProcInterval between the ticks.
+func (r *Reader) procEvidence(now int64) []Evidence {
+	ev := r.cfg.Share.sample(&r.proc, &r.procCur, now)
+	if last := r.cfg.Node.lastSlow.Load(); last != 0 && now-last <= int64(procHot) {
+		r.cfg.Share.want(&r.procCur, last+int64(procHot))
+	}
+	return ev
+}
+
 // SampleProc reads /proc of a local redis-server (nothing when there is
 // none, or it is not ours to read), while the node has had slow requests
 // lately (procHot): a healthy node's /proc is read by Tick alone, once a
 // second, and a fault's first slow requests are seen at that resolution.
+// It is for a Reader without a Share (the doctor's, the tests'), on a
+// task of its own every ProcInterval; with one, the Share samples.
 func (r *Reader) SampleProc(context.Context) {
 	now := r.now()
 	if last := r.cfg.Node.LastSlow(); last.IsZero() || now.Sub(last) > procHot {

@@ -94,3 +94,61 @@ func TestShareBoundsLogReads(t *testing.T) {
 		t.Error("a nil Share bounds reads")
 	}
 }
+
+// While a node of a server had slow requests lately, the Share's one loop
+// samples the server every ProcInterval between the nodes' ticks; it stops
+// when no server is wanted any more, starts again on the next want, and
+// the last Release stops it at once (goleak checks none is left).
+func TestShareLoopSamplesWhileWanted(t *testing.T) {
+	sh := NewShare()
+	sh.Hold()
+	own := procSampler{pid: os.Getpid(), dir: "/proc/" + strconv.Itoa(os.Getpid())}
+	var cur procCursor
+	sh.sample(&own, &cur, time.Now().UnixNano())
+	seq := func() uint64 {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		return cur.sp.seq
+	}
+	running := func() bool {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		return sh.stop != nil
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 5 s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if running() {
+		t.Fatal("the loop runs with no server wanted")
+	}
+	// Wanted for 4 intervals: a few samples, then the loop ends itself.
+	from := seq()
+	sh.want(&cur, time.Now().Add(4*ProcInterval).UnixNano())
+	if !running() {
+		t.Fatal("a want did not start the loop")
+	}
+	waitFor("the loop ends once nothing is wanted", func() bool { return !running() })
+	if n := seq() - from; n < 2 || n > 5 {
+		t.Errorf("%d samples over 4 intervals wanted, want 2 to 5", n)
+	}
+	// Wanted again, for long: the last Release stops it.
+	sh.want(&cur, time.Now().Add(time.Hour).UnixNano())
+	from = seq()
+	waitFor("samples again", func() bool { return seq() > from })
+	sh.Release()
+	if running() {
+		t.Error("the loop runs after the last Release")
+	}
+	// A Share nobody holds samples only when asked.
+	sh.want(&cur, time.Now().Add(time.Hour).UnixNano())
+	if running() {
+		t.Error("a want started the loop of a Share with no users")
+	}
+}

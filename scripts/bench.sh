@@ -279,10 +279,14 @@ t1=$(ticks) w1=$(date +%s.%N)
 rss=$(awk '/^VmRSS/ {print $2}' "/proc/$PROBER_PID/status")
 hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$PROBER_PID/status")
 threads=$(awk '/^Threads/ {print $2}' "/proc/$PROBER_PID/status")
+# RSS is the process's own memory (RssAnon) and the pages of the binary
+# and libraries it has mapped (RssFile, shared and reclaimable).
+anon=$(awk '/^RssAnon/ {print $2}' "/proc/$PROBER_PID/status")
+file=$(awk '/^RssFile/ {print $2}' "/proc/$PROBER_PID/status")
 stop_prober
-awk -v t="$((t1 - t0))" -v hz="$hz" -v w0="$w0" -v w1="$w1" -v rss="$rss" -v hwm="$hwm" -v th="$threads" 'BEGIN {
-	printf "CPU %.2f%% of one core (goal ≤ 1%%), RSS %.1f MiB (peak %.1f MiB, goal ≤ 20), %d threads\n",
-		t / hz / (w1 - w0) * 100, rss / 1024, hwm / 1024, th }'
+awk -v t="$((t1 - t0))" -v hz="$hz" -v w0="$w0" -v w1="$w1" -v rss="$rss" -v hwm="$hwm" -v th="$threads" -v anon="$anon" -v file="$file" 'BEGIN {
+	printf "CPU %.2f%% of one core (goal ≤ 1%%), RSS %.1f MiB (peak %.1f MiB, goal ≤ 20: anonymous %.1f, file-backed %.1f), %d threads\n",
+		t / hz / (w1 - w0) * 100, rss / 1024, hwm / 1024, anon / 1024, file / 1024, th }'
 
 if [ -z "${SKIP_BURST:-}" ] && make -C "$ROOT" -n bench-burst >/dev/null 2>&1; then
 	echo

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +42,19 @@ func connected(t *testing.T, h *probeHarness, poller *Poller, n int) {
 	eventually(t, 10*time.Second, "the connections open", func() bool {
 		return (poller == nil || poller.Connections() == n) && h.requests("ok") >= float64(2*n)
 	})
+}
+
+// probeOneConnection probes srv with PING at rate on one connection (on
+// poller unless nil) until it is open, and returns the probe and how many
+// connections srv had accepted by then.
+func probeOneConnection(t *testing.T, srv *faulttest.Listener, poller *Poller, rate float64, timeout time.Duration) (*probeHarness, int) {
+	t.Helper()
+	cfg := testProbeConfig(t, rate, timeout, "ping")
+	cfg.Connections = 1
+	cfg.Poller = poller
+	h := startProbe(t, srv.Addr(), cfg)
+	connected(t, h, poller, 1)
+	return h, srv.Accepted()
 }
 
 // A server stopped past the probe's timeout and then resumed (a fork on a
@@ -90,14 +103,13 @@ func TestTimeoutKeepsItsConnection(t *testing.T) {
 // stream one reply behind for good) shows as an answer faster than that.
 func TestSlotWaitsForOwedReply(t *testing.T) {
 	bothPaths(t, func(t *testing.T, poller *Poller) {
-		var mu sync.Mutex
-		delay, lag := false, false
+		var delay, lag atomic.Bool
 		srv := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {
-			mu.Lock()
-			slow, lagged := delay, lag
-			lag = lag || delay
-			delay = false
-			mu.Unlock()
+			slow := delay.Swap(false)
+			lagged := lag.Load()
+			if slow {
+				lag.Store(true)
+			}
 			wait := time.Duration(0)
 			switch {
 			case slow:
@@ -115,15 +127,8 @@ func TestSlotWaitsForOwedReply(t *testing.T) {
 				return err
 			}}
 		}))
-		cfg := testProbeConfig(t, 2, 200*time.Millisecond, "ping")
-		cfg.Connections = 1
-		cfg.Poller = poller
-		h := startProbe(t, srv.Addr(), cfg)
-		connected(t, h, poller, 1)
-		accepted := srv.Accepted()
-		mu.Lock()
-		delay = true
-		mu.Unlock()
+		h, accepted := probeOneConnection(t, srv, poller, 2, 200*time.Millisecond)
+		delay.Store(true)
 		eventually(t, 10*time.Second, "the delayed request's timeout", func() bool { return h.requests("timeout") >= 1 })
 		// The one connection waits on the delayed request: nothing is
 		// answered fast from here on.
@@ -155,28 +160,16 @@ func TestSlotWaitsForOwedReply(t *testing.T) {
 func TestOwedReplyIsGivenUpOn(t *testing.T) {
 	bothPaths(t, func(t *testing.T, poller *Poller) {
 		release := make(chan struct{})
-		var mu sync.Mutex
-		swallow := false
+		var swallow atomic.Bool
 		srv := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {
-			mu.Lock()
-			hang := swallow
-			swallow = false
-			mu.Unlock()
-			if hang {
+			if swallow.Swap(false) {
 				return faulttest.Reply{Stream: func(io.Writer) error { <-release; return io.EOF }}
 			}
 			return faulttest.Bytes("+PONG\r\n")
 		}))
 		defer close(release)
-		cfg := testProbeConfig(t, 20, 100*time.Millisecond, "ping")
-		cfg.Connections = 1
-		cfg.Poller = poller
-		h := startProbe(t, srv.Addr(), cfg)
-		connected(t, h, poller, 1)
-		accepted := srv.Accepted()
-		mu.Lock()
-		swallow = true
-		mu.Unlock()
+		h, accepted := probeOneConnection(t, srv, poller, 20, 100*time.Millisecond)
+		swallow.Store(true)
 		eventually(t, 10*time.Second, "a new connection", func() bool { return srv.Accepted() > accepted })
 		ok := h.requests("ok")
 		eventually(t, 10*time.Second, "requests answered on it", func() bool { return h.requests("ok") >= ok+10 })

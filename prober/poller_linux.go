@@ -601,13 +601,6 @@ func (l *pollLoop) keepAfter(pc *pollConn, err error) bool {
 	return false
 }
 
-// owedPatience is how many timeouts past its own deadline a connection
-// waits for an owed reply before it is given up on and a new one opened:
-// long enough for the late replies of a loaded server, short enough that
-// a connection whose peer is gone (a failover, a path that lost its
-// state) is not kept for long after new ones would work.
-const owedPatience = 2
-
 // readOwed reads what has come of the reply the connection owes, and drops
 // it; once it is whole, a slot that waits for it goes at once, charged from
 // its due time with the wait split at the reply's arrival (heldOnWire), as

@@ -303,6 +303,13 @@ func (w *worker) keepAfter(err error) bool {
 	return now.Before(w.owedBy)
 }
 
+// owedPatience is how many timeouts past its own deadline a connection
+// waits for an owed reply before it is given up on and a new one opened:
+// long enough for the late replies of a loaded server, short enough that
+// a connection whose peer is gone (a failover, a path that lost its
+// state) is not kept for long after new ones would work.
+const owedPatience = 2
+
 // errUnasked is a server that sent bytes while no request was out: the
 // stream is out of step.
 var errUnasked = errors.New("reply with no request outstanding")

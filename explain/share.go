@@ -39,7 +39,6 @@ type Share struct {
 	users int
 	stop  chan struct{}
 	done  chan struct{}
-	now   func() time.Time
 }
 
 const (
@@ -56,7 +55,7 @@ const (
 
 // NewShare returns a Share for the Readers of one prober.
 func NewShare() *Share {
-	return &Share{procs: map[int]*sharedProc{}, tokens: logReadBurst, now: time.Now}
+	return &Share{procs: map[int]*sharedProc{}, tokens: logReadBurst}
 }
 
 // Hold counts a user of the Share (a node of the engine); Release ends the
@@ -140,7 +139,7 @@ func (s *Share) loop(stop <-chan struct{}, done chan<- struct{}) {
 // (the loop is then marked stopped, under the lock, so a want starts
 // another).
 func (s *Share) sampleWanted(stop <-chan struct{}) bool {
-	now := s.now().UnixNano()
+	now := time.Now().UnixNano()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	wanted := false

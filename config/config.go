@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/prometheus/model/relabel"
@@ -120,7 +121,12 @@ func (d Discovery) Networks() ([]netip.Prefix, error) {
 	return out, nil
 }
 
-var hostSuffix = regexp.MustCompile(`^\.?[A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63})*\.?$`)
+// hostSuffix is compiled when a discovery config first needs it: its
+// {1,63} counts compile to 100 KB of program that stayed live in every
+// prober, discovery or not (docs/performance.md, "The one-target RSS").
+var hostSuffix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\.?[A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63})*\.?$`)
+})
 
 func (d Discovery) validate(fail func(msg string, path ...any) error) error {
 	if d.MaxNodes != nil && (*d.MaxNodes < 1 || *d.MaxNodes > MaxDiscoveryNodes) {
@@ -130,7 +136,7 @@ func (d Discovery) validate(fail func(msg string, path ...any) error) error {
 		return fail(err.Error(), "allowed_networks")
 	}
 	for _, h := range d.AllowedHostnames {
-		if len(h) > 253 || !hostSuffix.MatchString(h) {
+		if len(h) > 253 || !hostSuffix().MatchString(h) {
 			return fail(fmt.Sprintf("%q is not a host name or domain suffix (such as .redis.internal)", h), "allowed_hostnames")
 		}
 	}

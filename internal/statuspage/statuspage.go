@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/common/version"
@@ -32,7 +33,13 @@ import (
 //go:embed templates/status.html
 var statusTemplates embed.FS
 
-var statusTemplate = template.Must(template.ParseFS(statusTemplates, "templates/status.html"))
+// statusTemplate is parsed on the page's first view, not at start: a
+// sidecar's page is seldom opened, and parsing at init kept 160 KB of
+// parse tree and the template parser's code resident in every prober
+// (docs/performance.md, "The one-target RSS").
+var statusTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(statusTemplates, "templates/status.html"))
+})
 
 // statusRefresh is how often the page reloads itself (a meta refresh: the
 // page has no JavaScript).
@@ -66,7 +73,7 @@ func (p *Page) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	detail := r.URL.Query().Has("target")
 	view := p.view(target, detail)
 	var buf bytes.Buffer
-	if err := statusTemplate.Execute(&buf, view); err != nil {
+	if err := statusTemplate().Execute(&buf, view); err != nil {
 		p.log.Error("status page", "err", err)
 		http.Error(w, "status page failed; see the log", http.StatusInternalServerError)
 		return

@@ -34,7 +34,7 @@ func TestStatusTemplateEscapes(t *testing.T) {
 		Why: &whyView{Threshold: evil, LargestKeys: evil},
 	}}, HostChecks: []checkView{{ID: evil, Severity: evil, Value: evil}}, HostChecksKnown: true}
 	var buf bytes.Buffer
-	if err := statusTemplate.Execute(&buf, v); err != nil {
+	if err := statusTemplate().Execute(&buf, v); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "<script") || strings.Contains(buf.String(), "<img") {
@@ -43,7 +43,7 @@ func TestStatusTemplateEscapes(t *testing.T) {
 	v.Detail, v.Target = true, evil
 	v.Nodes[0].Errors = []errorView{{Text: evil}}
 	buf.Reset()
-	if err := statusTemplate.Execute(&buf, v); err != nil {
+	if err := statusTemplate().Execute(&buf, v); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "<script") || strings.Contains(buf.String(), "<img") {
@@ -168,7 +168,7 @@ func TestSparklineFirstMinutes(t *testing.T) {
 				t.Errorf("dot at %s,%s, want %s,%s: whole (r = 2) in the top right corner", s.Dots[0].X, s.Dots[0].Y, tc.lastX, tc.lastY)
 			}
 			var buf bytes.Buffer
-			if err := statusTemplate.ExecuteTemplate(&buf, "spark", s); err != nil {
+			if err := statusTemplate().ExecuteTemplate(&buf, "spark", s); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.Contains(buf.String(), `fill="#888">1 point a minute</text>`); got != tc.note {
@@ -319,7 +319,7 @@ func TestWhyShowsLargestKeys(t *testing.T) {
 			All: rowView{M1: quantOf(history.RecentQuantiles{}, 0), M5: quantOf(history.RecentQuantiles{}, 0)},
 		}}}
 		var buf bytes.Buffer
-		if err := statusTemplate.Execute(&buf, v); err != nil {
+		if err := statusTemplate().Execute(&buf, v); err != nil {
 			t.Fatal(err)
 		}
 		page := buf.String()

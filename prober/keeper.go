@@ -3,7 +3,6 @@ package prober
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -15,24 +14,33 @@ type Keeper struct {
 	client *redis.Client
 	keys   keySet
 	ns     Namespace
-	value  string
-	ttl    time.Duration
+	// seed is built once: at 1,000 targets it runs 100 times a second.
+	seed [][]any
 }
 
 // NewKeeper returns the keeper of the probe keys of cfg.
 func NewKeeper(client *redis.Client, cfg ProbeConfig) *Keeper {
-	return &Keeper{client: client, keys: newKeySet(cfg.Namespace), ns: cfg.Namespace,
-		value: ProbeValue(cfg.DataSize), ttl: cfg.KeyTTL}
+	keys := newKeySet(cfg.Namespace)
+	return &Keeper{client: client, keys: keys, ns: cfg.Namespace,
+		seed: seedCommands(keys, keysUsed(cfg.Commands), ProbeValue(cfg.DataSize), cfg.KeyTTL)}
 }
 
-// Seed writes every probe key afresh, each with its TTL.
+// Seed writes the probe keys in use afresh, each with its TTL.
 func (k *Keeper) Seed(ctx context.Context) error {
-	_, err := k.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, args := range seedCommands(k.keys, k.value, k.ttl) {
-			p.Do(ctx, args...)
-		}
+	var err error
+	switch len(k.seed) {
+	case 0: // PING alone uses no key
 		return nil
-	})
+	case 1:
+		err = k.client.Do(ctx, k.seed[0]...).Err()
+	default:
+		_, err = k.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, args := range k.seed {
+				p.Do(ctx, args...)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("seed probe keys: %w", err)
 	}

@@ -195,6 +195,25 @@ func infoEvidence(prev, cur infoSnap) []Evidence {
 	return out
 }
 
+// infoStamp is serverMicros of an INFO text, found without parsing it
+// (0 when absent or not a number).
+func infoStamp(text string) int64 {
+	const field = "\nserver_time_usec:"
+	i := strings.Index(text, field)
+	if i < 0 {
+		return 0
+	}
+	v := text[i+len(field):]
+	if j := strings.IndexAny(v, "\r\n"); j >= 0 {
+		v = v[:j]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
+
 // serverMicros reads server_time_usec (Redis 5+), 0 when absent.
 func serverMicros(info collector.Info) int64 {
 	v, err := strconv.ParseInt(info["server_time_usec"], 10, 64)

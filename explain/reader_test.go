@@ -179,6 +179,34 @@ func TestReaderCommandlogLargeEntries(t *testing.T) {
 	}
 }
 
+func TestInfoStamp(t *testing.T) {
+	fixture := readFixture(t, "info-7.0-before-bgsave.txt")
+	info, err := collector.ParseInfo(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, text string
+		want       int64
+	}{
+		{"fixture", fixture, serverMicros(info)},
+		{"last line", "# Server\r\nserver_time_usec:1700000000000001", 1700000000000001},
+		{"LF only", "# Server\nserver_time_usec:42\nuptime_in_seconds:1\n", 42},
+		{"absent", "# Server\r\nredis_version:7.0.15\r\n", 0},
+		{"not a number", "# Server\r\nserver_time_usec:soon\r\n", 0},
+		{"negative", "# Server\r\nserver_time_usec:-5\r\n", 0},
+		{"first line, no section", "server_time_usec:42\r\n", 0}, // INFO always opens with a section
+		{"a longer field", "# Server\r\nserver_time_usec_x:42\r\n", 0},
+	} {
+		if got := infoStamp(tc.text); got != tc.want {
+			t.Errorf("%s: infoStamp = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	if serverMicros(info) == 0 {
+		t.Error("the fixture has no server_time_usec: the first case tests nothing")
+	}
+}
+
 // TestReaderTakesCachedINFOWhileHealthy: with the engine's INFO cache, a
 // node with no slow request lately takes INFO from the cache when it is
 // fresh and asks Redis only every IdleInfoInterval without it; once a
@@ -214,6 +242,11 @@ func TestReaderTakesCachedINFOWhileHealthy(t *testing.T) {
 	tick(2, "a healthy node with a fresh cache")
 	if !r.prev.child {
 		t.Error("the cached INFO (a BGSAVE child running) was not read")
+	}
+	took := r.lastRead
+	tick(2, "a healthy node whose cache still holds the reply it took")
+	if r.lastRead != took {
+		t.Error("the cached reply the node had taken was parsed again")
 	}
 	n.Observe(prober.ResultOK, 8*time.Millisecond)
 	tick(3, "a node with a slow request, a fresh cache beside it")

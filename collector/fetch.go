@@ -21,11 +21,17 @@ type Infoer interface {
 // for the readers beside the collectors: the change watch, the burst
 // governor and the burst report.
 func ReadInfo(ctx context.Context, c Infoer) (Info, error) {
+	return ReadInfoKeys(ctx, c, nil)
+}
+
+// ReadInfoKeys is ReadInfo keeping only the fields keep takes (all when
+// nil): see ParseInfoKeys.
+func ReadInfoKeys(ctx context.Context, c Infoer, keep func(field string) bool) (Info, error) {
 	s, err := c.Info(ctx).Result()
 	if err != nil {
 		return nil, redisErr("INFO", err)
 	}
-	info, _, err := parseInfo(s)
+	info, _, err := parseInfo(s, keep)
 	return info, err
 }
 
@@ -40,7 +46,7 @@ func fetchInfo(ctx context.Context, c Doer, section string) (info Info, skipped 
 	if err != nil {
 		return nil, 0, redisErr("INFO", err)
 	}
-	return parseInfo(s)
+	return parseInfo(s, nil)
 }
 
 // fetchLatency reads LATENCY LATEST and, on Redis 7+, the server-side

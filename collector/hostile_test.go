@@ -411,7 +411,7 @@ func TestParseInfoBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			info, skipped, err := parseInfo(tt.in)
+			info, skipped, err := parseInfo(tt.in, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -183,7 +183,7 @@ func BenchmarkParseInfo(b *testing.B) {
 	s := readFixture(b, "info", "redis-7.0.txt")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := parseInfo(s); err != nil {
+		if _, _, err := parseInfo(s, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

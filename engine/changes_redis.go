@@ -59,7 +59,7 @@ var notConfig = map[string]bool{
 // last is the state of the previous read, whose config snapshot is kept
 // when the server's config has not changed.
 func readServer(ctx context.Context, c redis.Cmdable, configOff bool, last serverState) (serverState, error) {
-	info, err := collector.ReadInfo(ctx, c) // its errors name INFO
+	info, err := collector.ReadInfoKeys(ctx, c, serverField) // its errors name INFO
 	if err != nil {
 		return serverState{}, err
 	}
@@ -89,6 +89,16 @@ func readServer(ctx context.Context, c redis.Cmdable, configOff bool, last serve
 }
 
 var errConfigRefused = errors.New("CONFIG GET refused")
+
+// serverField says whether readServer reads an INFO field: the change
+// watch parses these six, not the whole reply, every --changes.interval.
+func serverField(k string) bool {
+	switch k {
+	case "run_id", "redis_version", "valkey_version", "role", "maxmemory", "maxmemory_policy":
+		return true
+	}
+	return false
+}
 
 // configSet is a CONFIG GET * snapshot packed into one string: its
 // name/value pairs in name order, each length-prefixed. A map of the few

@@ -195,6 +195,25 @@ func infoEvidence(prev, cur infoSnap) []Evidence {
 	return out
 }
 
+// infoField says whether explain reads an INFO field: snapOf's,
+// serverMicros', CommandlogSupported's, IdentityFromInfo's (the /proc
+// sampler's attach), and parseKeySizes' by their prefix. Tick parses only
+// these (collector.ParseInfoKeys); TestInfoFieldsAreAllExplainReads holds
+// the list to what those functions read.
+func infoField(k string) bool {
+	switch k {
+	case "run_id", "total_forks", "latest_fork_usec", "rdb_bgsave_in_progress", "aof_rewrite_in_progress",
+		"module_fork_in_progress", "aof_delayed_fsync", "evicted_keys", "expire_cycle_cpu_milliseconds",
+		"expired_time_cap_reached_count", "active_defrag_running", "active_defrag_hits",
+		"used_active_time_main_thread", "used_cpu_user_main_thread", "used_cpu_sys_main_thread",
+		"used_cpu_user", "used_cpu_sys", "server_time_usec", "valkey_version",
+		"process_id", "tcp_port", "uptime_in_seconds":
+		return true
+	}
+	return strings.HasPrefix(k, "used_active_time_io_thread_") ||
+		strings.HasPrefix(k, "db") && strings.Contains(k, "_distrib_")
+}
+
 // infoStamp is serverMicros of an INFO text, found without parsing it
 // (0 when absent or not a number).
 func infoStamp(text string) int64 {

@@ -2,6 +2,9 @@ package explain
 
 import (
 	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
 	"testing"
 	"time"
 
@@ -253,5 +256,59 @@ func TestIOOffCPUEvidence(t *testing.T) {
 	restarted["run_id"] = "another"
 	if got := ioOffCPUEvidence(prev, snapOf(restarted, 2000*ms)); got != nil {
 		t.Errorf("across a restart: %+v", got)
+	}
+}
+
+// TestInfoFieldsAreAllExplainReads: what Tick reads of a reply parsed with
+// infoField alone is what it reads of the whole reply, on every server's
+// fixture (a field missing from infoField would read as absent), and on
+// each with every number made 1 (a flag or counter at 0 reads as absent
+// would too).
+func TestInfoFieldsAreAllExplainReads(t *testing.T) {
+	files, err := filepath.Glob("../collector/testdata/info/*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, _ := filepath.Glob("testdata/info-*.txt")
+	files = append(files, more...)
+	if len(files) < 8 {
+		t.Fatalf("%d INFO fixtures, want the servers' and explain's", len(files))
+	}
+	ones := regexp.MustCompile(`(?m)^([a-z0-9_]+):[0-9.]+(\r?)$`)
+	var texts []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, string(b), ones.ReplaceAllString(string(b), "${1}:1${2}"))
+	}
+	for i, text := range texts {
+		f := files[i/2]
+		if i%2 == 1 {
+			f += " (every number 1)"
+		}
+		whole, err := collector.ParseInfo(text)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		some, err := collector.ParseInfoKeys(text, infoField)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if len(some) >= len(whole) {
+			t.Errorf("%s: kept %d of %d fields: the filter keeps everything", f, len(some), len(whole))
+		}
+		for name, read := range map[string]func(collector.Info) any{
+			"snapOf":              func(i collector.Info) any { return snapOf(i, 1) },
+			"serverMicros":        func(i collector.Info) any { return serverMicros(i) },
+			"CommandlogSupported": func(i collector.Info) any { return collector.CommandlogSupported(i) },
+			"IdentityFromInfo":    func(i collector.Info) any { return collector.IdentityFromInfo(i) },
+			"parseKeySizes":       func(i collector.Info) any { return parseKeySizes(i) },
+		} {
+			if a, b := read(whole), read(some); !reflect.DeepEqual(a, b) {
+				t.Errorf("%s: %s of the whole reply %+v, of the fields kept %+v", filepath.Base(f), name, a, b)
+			}
+		}
 	}
 }

@@ -151,7 +151,7 @@ func (r *Reader) Tick(ctx context.Context) {
 		return
 	}
 	r.lastRead = replied
-	info, err := collector.ParseInfo(text)
+	info, err := collector.ParseInfoKeys(text, infoField)
 	if err != nil {
 		r.fault("info", err)
 		n.Settle(0)

@@ -428,6 +428,28 @@ func TestParseInfoBounds(t *testing.T) {
 			if kept > maxInfoBytes {
 				t.Errorf("%d bytes kept", kept)
 			}
+			// With a filter the bounds count every field alike: the
+			// fields kept are those of the whole parse that keep takes.
+			odd := func(k string) bool { return len(k)%2 == 1 }
+			some, skippedSome, err := parseInfo(tt.in, odd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if skippedSome != skipped {
+				t.Errorf("with a filter %d skipped, without %d", skippedSome, skipped)
+			}
+			want := 0
+			for k, v := range info {
+				if odd(k) {
+					want++
+					if got, ok := some[k]; !ok || got != v {
+						t.Errorf("%s: %q with a filter, %q without", k, got, v)
+					}
+				}
+			}
+			if len(some) != want {
+				t.Errorf("with a filter %d fields, want %d", len(some), want)
+			}
 		})
 	}
 }

@@ -175,7 +175,8 @@ demo:
 ## bench: probe fidelity against a C reference client (its own clock and the
 ## kernel wire time of its requests), resource use. CONTENTION=1 pins Redis to
 ## CPU 0 and runs a busy loop beside each client; ROUNDS=, ROUND_SECONDS=,
-## RATE=, RESOURCE_SECONDS=, SKIP_BURST=1 (see docs/performance.md).
+## RATE=, RESOURCE_SECONDS=, RESOURCE_SCRAPE= (seconds between scrapes of the
+## resource window, 0: none), SKIP_BURST=1 (see docs/performance.md).
 bench:
 	./scripts/bench.sh
 

@@ -19,7 +19,8 @@
 #       - redis-benchmark -c 1 -P 1 -t ping (closed loop, as it prints it).
 #     Ratios prober/C and prober/wire per round and of the medians, beside
 #     the goals of issue 12.
-#  2. The prober's RSS and CPU at default settings (10 probes/s, ping,get,set).
+#  2. The prober's RSS and CPU at default settings (10 probes/s, ping,get,set),
+#     scraped every RESOURCE_SCRAPE seconds as a sidecar is.
 #  3. make bench-burst, when that target exists (SKIP_BURST=1 skips it).
 #
 # CONTENTION=1: redis-server is pinned to CPU 0 (taskset), every client to
@@ -28,7 +29,9 @@
 # round ends). The goal there is the prober's mean within 1.2x the wire time.
 #
 # Knobs (environment): ROUNDS (6), ROUND_SECONDS (25), RATE (100),
-# RESOURCE_SECONDS (30), SKIP_BURST, CONTENTION, CLIENT_CPU.
+# RESOURCE_SECONDS (30), RESOURCE_SCRAPE (15: a scrape of /metrics every so
+# many seconds of the resource window, as Prometheus would; 0: none),
+# SKIP_BURST, CONTENTION, CLIENT_CPU.
 # The exit code is 0 whether or not the goals are met: this is a measurement.
 set -euo pipefail
 
@@ -36,6 +39,7 @@ ROUNDS=${ROUNDS:-6}
 ROUND_SECONDS=${ROUND_SECONDS:-25}
 RATE=${RATE:-100}
 RESOURCE_SECONDS=${RESOURCE_SECONDS:-30}
+RESOURCE_SCRAPE=${RESOURCE_SCRAPE:-15}
 CONTENTION=${CONTENTION:-}
 [ "$CONTENTION" = 0 ] && CONTENTION=
 WARMUP_SECONDS=3
@@ -268,13 +272,25 @@ echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on t
 echo "steal over the rounds: $(steal_pct "$st0" "$(cpu_stat)") % of the CPUs' time (the hypervisor running other guests)"
 
 echo
-echo "== resources at default settings (10 probes/s, ping,get,set) over ${RESOURCE_SECONDS}s"
+echo "== resources at default settings (10 probes/s, ping,get,set) over ${RESOURCE_SECONDS}s, scraped every ${RESOURCE_SCRAPE}s (0: never)"
 start_prober
 sleep "$WARMUP_SECONDS"
 hz=$(getconf CLK_TCK)
 ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$PROBER_PID/stat"; }
 t0=$(ticks) w0=$(date +%s.%N)
-sleep "$RESOURCE_SECONDS"
+# Scraped as a sidecar is (a scrape maps in the exposition code and
+# buffers: 0.5-1 MiB of RSS that an unscraped prober never shows), every
+# RESOURCE_SCRAPE seconds; 0: never.
+if ((RESOURCE_SCRAPE > 0)); then
+	end=$((SECONDS + RESOURCE_SECONDS))
+	while ((SECONDS + RESOURCE_SCRAPE <= end)); do
+		sleep "$RESOURCE_SCRAPE"
+		curl -sf -o /dev/null "$METRICS" || echo "bench: a scrape failed" >&2
+	done
+	((end > SECONDS)) && sleep $((end - SECONDS))
+else
+	sleep "$RESOURCE_SECONDS"
+fi
 t1=$(ticks) w1=$(date +%s.%N)
 rss=$(awk '/^VmRSS/ {print $2}' "/proc/$PROBER_PID/status")
 hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$PROBER_PID/status")

@@ -14,7 +14,8 @@ type Keeper struct {
 	client *redis.Client
 	keys   keySet
 	ns     Namespace
-	// seed is built once: at 1,000 targets it runs 100 times a second.
+	// seed is built once: at 1,000 targets seeds run 100 times a second
+	// in all.
 	seed [][]any
 }
 

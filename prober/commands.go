@@ -69,28 +69,20 @@ type Command struct {
 	Name  string
 	Write bool
 	args  func(k keySet, value string, ttl time.Duration) []any
-	uses  keyUse // the probe keys it reads or writes, so only those are seeded
 }
 
-// keyUse is a set of the probe's keys (keySet's fields).
-type keyUse uint8
-
-const (
-	useStr keyUse = 1 << iota
-	useStr2
-	useCounter
-	useHash
-	useList
-	useZset
-)
-
-// keysUsed is every key the commands read or write.
-func keysUsed(cmds []Command) keyUse {
-	var u keyUse
+// keysUsed is the set of probe keys the commands name in their arguments:
+// the keeper seeds those alone.
+func keysUsed(k keySet, cmds []Command) map[string]bool {
+	used := map[string]bool{}
 	for _, c := range cmds {
-		u |= c.uses
+		for _, a := range c.args(k, "", 0) {
+			if s, ok := a.(string); ok && slices.Contains(k.all(), s) {
+				used[s] = true
+			}
+		}
 	}
-	return u
+	return used
 }
 
 // keySet names the probe's own keys for one namespace.
@@ -123,23 +115,23 @@ const seedFields = 8
 
 var commandTable = []Command{
 	{Name: "ping", args: func(keySet, string, time.Duration) []any { return []any{"ping"} }},
-	{Name: "get", uses: useStr, args: func(k keySet, _ string, _ time.Duration) []any { return []any{"get", k.str} }},
-	{Name: "set", Write: true, uses: useStr, args: func(k keySet, v string, ttl time.Duration) []any {
+	{Name: "get", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"get", k.str} }},
+	{Name: "set", Write: true, args: func(k keySet, v string, ttl time.Duration) []any {
 		return []any{"set", k.str, v, "px", ttl.Milliseconds()}
 	}},
-	{Name: "incr", Write: true, uses: useCounter, args: func(k keySet, _ string, _ time.Duration) []any { return []any{"incr", k.counter} }},
-	{Name: "hset", Write: true, uses: useHash, args: func(k keySet, v string, _ time.Duration) []any { return []any{"hset", k.hash, "f0", v} }},
-	{Name: "hgetall", uses: useHash, args: func(k keySet, _ string, _ time.Duration) []any { return []any{"hgetall", k.hash} }},
-	{Name: "lpush", Write: true, uses: useList, args: func(k keySet, v string, _ time.Duration) []any { return []any{"lpush", k.list, v} }},
-	{Name: "lrange", uses: useList, args: func(k keySet, _ string, _ time.Duration) []any {
+	{Name: "incr", Write: true, args: func(k keySet, _ string, _ time.Duration) []any { return []any{"incr", k.counter} }},
+	{Name: "hset", Write: true, args: func(k keySet, v string, _ time.Duration) []any { return []any{"hset", k.hash, "f0", v} }},
+	{Name: "hgetall", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"hgetall", k.hash} }},
+	{Name: "lpush", Write: true, args: func(k keySet, v string, _ time.Duration) []any { return []any{"lpush", k.list, v} }},
+	{Name: "lrange", args: func(k keySet, _ string, _ time.Duration) []any {
 		return []any{"lrange", k.list, 0, seedFields - 1}
 	}},
-	{Name: "zadd", Write: true, uses: useZset, args: func(k keySet, _ string, _ time.Duration) []any { return []any{"zadd", k.zset, 1, "m0"} }},
-	{Name: "zrevrange", uses: useZset, args: func(k keySet, _ string, _ time.Duration) []any {
+	{Name: "zadd", Write: true, args: func(k keySet, _ string, _ time.Duration) []any { return []any{"zadd", k.zset, 1, "m0"} }},
+	{Name: "zrevrange", args: func(k keySet, _ string, _ time.Duration) []any {
 		return []any{"zrevrange", k.zset, 0, seedFields - 1, "withscores"}
 	}},
-	{Name: "eval", uses: useStr, args: func(k keySet, _ string, _ time.Duration) []any { return []any{"eval", EvalScript, 1, k.str} }},
-	{Name: "mget", uses: useStr | useStr2, args: func(k keySet, _ string, _ time.Duration) []any { return []any{"mget", k.str, k.str2} }},
+	{Name: "eval", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"eval", EvalScript, 1, k.str} }},
+	{Name: "mget", args: func(k keySet, _ string, _ time.Duration) []any { return []any{"mget", k.str, k.str2} }},
 }
 
 // CommandNames lists the commands --probe.commands accepts.
@@ -181,33 +173,18 @@ func ParseCommands(list string) ([]Command, error) {
 // commands). A write probe on a missing key would create it without a TTL,
 // and LPUSH grows its list, hence the seeding. They run on the control
 // connection, never on a probe connection.
-func seedCommands(k keySet, use keyUse, value string, ttl time.Duration) [][]any {
+func seedCommands(k keySet, used map[string]bool, value string, ttl time.Duration) [][]any {
 	px := ttl.Milliseconds()
 	var cmds [][]any
-	for _, s := range []struct {
-		use keyUse
-		key string
-	}{{useStr, k.str}, {useStr2, k.str2}} {
-		if use&s.use != 0 {
-			cmds = append(cmds, []any{"set", s.key, value, "px", px})
+	for _, str := range []struct {
+		key   string
+		value any
+	}{{k.str, value}, {k.str2, value}, {k.counter, 0}} {
+		if used[str.key] {
+			cmds = append(cmds, []any{"set", str.key, str.value, "px", px})
 		}
 	}
-	if use&useCounter != 0 {
-		cmds = append(cmds, []any{"set", k.counter, 0, "px", px})
-	}
-	var del []any
-	for _, s := range []struct {
-		use keyUse
-		key string
-	}{{useHash, k.hash}, {useList, k.list}, {useZset, k.zset}} {
-		if use&s.use != 0 {
-			del = append(del, s.key)
-		}
-	}
-	if len(del) == 0 {
-		return cmds
-	}
-	cmds = append(cmds, append([]any{"del"}, del...))
+	// A collection is replaced whole, so LPUSH's list stays bounded.
 	hset := []any{"hset", k.hash}
 	rpush := []any{"rpush", k.list}
 	zadd := []any{"zadd", k.zset}
@@ -216,12 +193,9 @@ func seedCommands(k keySet, use keyUse, value string, ttl time.Duration) [][]any
 		rpush = append(rpush, value)
 		zadd = append(zadd, i, "m"+strconv.Itoa(i))
 	}
-	for _, s := range []struct {
-		use  keyUse
-		fill []any
-	}{{useHash, hset}, {useList, rpush}, {useZset, zadd}} {
-		if use&s.use != 0 {
-			cmds = append(cmds, s.fill, []any{"pexpire", s.fill[1], px})
+	for _, fill := range [][]any{hset, rpush, zadd} {
+		if key := fill[1].(string); used[key] {
+			cmds = append(cmds, []any{"del", key}, fill, []any{"pexpire", key, px})
 		}
 	}
 	return cmds

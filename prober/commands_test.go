@@ -79,7 +79,7 @@ func TestCommandKeysStayInNamespace(t *testing.T) {
 			}
 		}
 	}
-	for _, args := range seedCommands(keys, ^keyUse(0), "v", 60e9) {
+	for _, args := range seedCommands(keys, isKey, "v", 60e9) {
 		if len(args) > 1 {
 			if s, ok := args[1].(string); !ok || !isKey[s] {
 				t.Errorf("seed %v writes %v, not a probe key", args[0], args[1])

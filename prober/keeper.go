@@ -23,7 +23,7 @@ type Keeper struct {
 func NewKeeper(client *redis.Client, cfg ProbeConfig) *Keeper {
 	keys := newKeySet(cfg.Namespace)
 	return &Keeper{client: client, keys: keys, ns: cfg.Namespace,
-		seed: seedCommands(keys, keysUsed(cfg.Commands), ProbeValue(cfg.DataSize), cfg.KeyTTL)}
+		seed: seedCommands(keys, keysUsed(keys, cfg.Commands), ProbeValue(cfg.DataSize), cfg.KeyTTL)}
 }
 
 // Seed writes the probe keys in use afresh, each with its TTL.

@@ -60,9 +60,9 @@ func TestKeeperSeedsOnlyTheKeysInUse(t *testing.T) {
 			if !slices.Equal(kinds, tc.want) {
 				t.Errorf("seeded %v, want %v", kinds, tc.want)
 			}
-			keySet := newKeySet(cfg.Namespace)
-			for key, n := range map[string]int64{keySet.list: c.LLen(ctx, keySet.list).Val(),
-				keySet.hash: c.HLen(ctx, keySet.hash).Val(), keySet.zset: c.ZCard(ctx, keySet.zset).Val()} {
+			ks := newKeySet(cfg.Namespace)
+			for key, n := range map[string]int64{ks.list: c.LLen(ctx, ks.list).Val(),
+				ks.hash: c.HLen(ctx, ks.hash).Val(), ks.zset: c.ZCard(ctx, ks.zset).Val()} {
 				if slices.Contains(keys, key) && n != seedFields {
 					t.Errorf("%s holds %d elements, want %d", key, n, seedFields)
 				}
@@ -73,7 +73,7 @@ func TestKeeperSeedsOnlyTheKeysInUse(t *testing.T) {
 				if cmd.Write {
 					continue
 				}
-				if err := c.Do(ctx, cmd.args(keySet, "v", cfg.KeyTTL)...).Err(); err != nil {
+				if err := c.Do(ctx, cmd.args(ks, "v", cfg.KeyTTL)...).Err(); err != nil {
 					t.Errorf("%s after the seed: %v", cmd.Name, err)
 				}
 			}

@@ -55,12 +55,13 @@ func ParseInfoKeys(s string, keep func(field string) bool) (Info, error) {
 // field lines it skipped for the bounds (too long, too many, too much
 // text in all).
 func parseInfo(s string, keep func(string) bool) (Info, int, error) {
-	size := min(strings.Count(s, "\n")+1, maxInfoFields)
-	if keep != nil {
-		size = 0
-	}
 	// Sized once for every line: growing a map of a few hundred fields
-	// step by step was half of what the collectors allocated.
+	// step by step was half of what the collectors allocated. A filtered
+	// parse keeps a few.
+	size := 0
+	if keep == nil {
+		size = min(strings.Count(s, "\n")+1, maxInfoFields)
+	}
 	info := make(Info, size)
 	fields, kept, skipped := 0, 0, 0
 	// A reply far larger than what is kept should not stay alive through

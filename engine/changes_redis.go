@@ -63,16 +63,7 @@ func readServer(ctx context.Context, c redis.Cmdable, configOff bool, last serve
 	if err != nil {
 		return serverState{}, err
 	}
-	// version and role become labels of redis_prober_server_info and go
-	// to the change log: made valid UTF-8, printable and short.
-	// Cloned: a substring would keep the whole INFO text alive as long as
-	// the state is remembered.
-	st := serverState{runID: strings.Clone(info["run_id"]), version: strings.Clone(collector.LabelValue(info["redis_version"])),
-		role: strings.Clone(collector.LabelValue(info["role"])), maxmemory: strings.Clone(info["maxmemory"]),
-		policy: strings.Clone(info["maxmemory_policy"])}
-	if v := info["valkey_version"]; v != "" {
-		st.version = strings.Clone(collector.LabelValue(v))
-	}
+	st := serverStateOf(info)
 	if configOff {
 		return st, nil
 	}
@@ -90,8 +81,24 @@ func readServer(ctx context.Context, c redis.Cmdable, configOff bool, last serve
 
 var errConfigRefused = errors.New("CONFIG GET refused")
 
-// serverField says whether readServer reads an INFO field: the change
-// watch parses these six, not the whole reply, every --changes.interval.
+// serverStateOf is the state of info, without the config snapshot.
+// version and role become labels of redis_prober_server_info and go to
+// the change log: made valid UTF-8, printable and short. Cloned: a
+// substring would keep the whole INFO text alive as long as the state is
+// remembered.
+func serverStateOf(info collector.Info) serverState {
+	st := serverState{runID: strings.Clone(info["run_id"]), version: strings.Clone(collector.LabelValue(info["redis_version"])),
+		role: strings.Clone(collector.LabelValue(info["role"])), maxmemory: strings.Clone(info["maxmemory"]),
+		policy: strings.Clone(info["maxmemory_policy"])}
+	if v := info["valkey_version"]; v != "" {
+		st.version = strings.Clone(collector.LabelValue(v))
+	}
+	return st
+}
+
+// serverField says whether serverStateOf reads an INFO field: the change
+// watch parses these six, not the whole reply, every --changes.interval
+// (TestServerFieldsAreAllTheStateReads holds the list to serverStateOf).
 func serverField(k string) bool {
 	switch k {
 	case "run_id", "redis_version", "valkey_version", "role", "maxmemory", "maxmemory_policy":

@@ -582,3 +582,30 @@ func TestConfigSnapshotSinceKeepsAnUnchangedOne(t *testing.T) {
 		})
 	}
 }
+
+// TestServerFieldsAreAllTheStateReads: the state of a reply parsed with
+// serverField alone is the state of the whole reply, on every server's
+// INFO of the matrix (a field missing from serverField would read empty).
+func TestServerFieldsAreAllTheStateReads(t *testing.T) {
+	files, err := filepath.Glob("../collector/testdata/info/*.txt")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("%d INFO fixtures (%v), want every server's", len(files), err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := collector.ParseInfo(string(b))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		some, err := collector.ParseInfoKeys(string(b), serverField)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if a, b := serverStateOf(whole), serverStateOf(some); a != b {
+			t.Errorf("%s: state of the whole reply %+v, of the fields kept %+v", filepath.Base(f), a, b)
+		}
+	}
+}

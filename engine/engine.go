@@ -259,7 +259,7 @@ func (e *Engine) Apply(parent context.Context, cfg Config) {
 				return
 			case <-time.After(delay):
 			}
-			e.runGroup(ctx, t, cfg.CleanupTimeout, rt.discovery)
+			e.runGroup(ctx, &t, cfg.CleanupTimeout, rt.discovery)
 		}()
 	}
 }
@@ -295,7 +295,7 @@ func startSpread(n int) time.Duration {
 // logger is log with the node's target label, its node when it has one,
 // and the extra attributes: every per-node line says where it comes from
 // the same way.
-func (t Target) logger(log *slog.Logger, attrs ...any) *slog.Logger {
+func (t *Target) logger(log *slog.Logger, attrs ...any) *slog.Logger {
 	attrs = append([]any{"target", t.Name}, attrs...)
 	if t.Node != "" {
 		attrs = append(attrs, "node", t.Node)

@@ -26,10 +26,11 @@ func (n nodeSpec) key() string { return fmt.Sprintf("%s|%s|%v", n.node, n.tag, n
 
 // forNode is t as node s runs it: its own address, node label, read-only
 // flag and probe key tag.
-func (t Target) forNode(s nodeSpec) Target {
-	t.Node, t.Endpoint, t.ReadOnly = s.node, s.ep, s.readOnly
-	t.Probe.Namespace.Tag = s.tag
-	return t
+func (t *Target) forNode(s nodeSpec) Target {
+	n := *t
+	n.Node, n.Endpoint, n.ReadOnly = s.node, s.ep, s.readOnly
+	n.Probe.Namespace.Tag = s.tag
+	return n
 }
 
 // discoveryFailed logs a failed discovery once per distinct error per
@@ -62,37 +63,24 @@ type child struct {
 
 // runGroup follows the topology of one configured target and runs a node
 // loop per server, until ctx is done.
-func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Duration, stats *discoveryStats) {
-	log := e.log.With("target", t.Name)
-	problems := newSpellLog(log)
-	d, interval := e.discovererFor(t, log, newNodeGuard(t.Discovery, stats, problems))
+func (e *Engine) runGroup(ctx context.Context, t *Target, cleanupTimeout time.Duration, stats *discoveryStats) {
+	g := &group{e: e, t: t, cleanupTimeout: cleanupTimeout, children: map[string]*child{}}
+	g.log = e.log.With("target", t.Name)
+	g.problems = newSpellLog(g.log)
+	d, interval := e.discovererFor(t, g.log, newNodeGuard(t.Discovery, stats, g.problems))
 	defer d.close()
 
-	refresh := make(chan struct{}, 1)
-	onError := func(err error) {
+	g.refresh = make(chan struct{}, 1)
+	g.onError = func(err error) {
 		if isMoved(err) {
 			select {
-			case refresh <- struct{}{}:
+			case g.refresh <- struct{}{}:
 			default:
 			}
 		}
 	}
-	children := map[string]*child{}
-	stop := func(c *child) {
-		c.cancel(errNodeLeft)
-		<-c.done
-		e.metrics.ForgetNode(t.Name, c.spec.node)
-	}
-	defer func() {
-		for _, c := range children {
-			c.cancel(context.Cause(ctx)) // the node stops as its target does
-		}
-		for _, c := range children {
-			<-c.done
-		}
-	}()
+	defer g.stopAll(ctx)
 
-	failing := false // a failure was logged and no success since
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	var found []nodeSpec // what a single server's own check found
@@ -106,76 +94,28 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 		} else {
 			specs, err = d.discover(ctx)
 		}
-		if err == nil && len(specs) == 1 && specs[0].node == "" && len(children) == 0 {
+		if err == nil && len(specs) == 1 && specs[0].node == "" && len(g.children) == 0 {
 			// One plain server, the common target: its node runs on this
 			// goroutine, with the topology check among its tasks.
-			if failing {
-				log.Info("topology discovery works again")
-				failing = false
+			if g.failing {
+				g.log.Info("topology discovery works again")
+				g.failing = false
 			}
-			found = e.runSingle(ctx, t, specs[0], d, interval, cleanupTimeout, problems)
+			found = e.runSingle(ctx, t, specs[0], d, interval, cleanupTimeout, g.problems)
 			if ctx.Err() != nil {
 				return
 			}
 			continue
 		}
-		switch {
-		case err != nil && ctx.Err() != nil:
+		if err != nil && ctx.Err() != nil {
 			return
-		case err != nil:
-			if discoveryFailed(problems, err) {
-				failing = true
-			}
-			specs = nil
-			for _, c := range children {
-				specs = append(specs, c.spec)
-			}
-		default:
-			if failing {
-				log.Info("topology discovery works again")
-				failing = false
-			}
 		}
-		want := map[string]nodeSpec{}
-		for _, s := range specs {
-			want[s.key()] = s
-		}
-		var left, joined []string
-		for k, c := range children {
-			if _, ok := want[k]; !ok {
-				left = append(left, c.spec.node)
-				stop(c)
-				delete(children, k)
-			}
-		}
-		for _, s := range specs {
-			if _, ok := children[s.key()]; !ok && s.node != "" {
-				joined = append(joined, s.node)
-			}
-		}
-		logNodeChanges(log, "node left the target", left)
-		logNodeChanges(log, "node joined the target", joined)
-		for i, s := range specs {
-			if _, ok := children[s.key()]; ok {
-				continue
-			}
-			nt := t.forNode(s)
-			if len(specs) > 1 && t.Probe.Rate > 0 {
-				nt.Probe.Offset += time.Duration(float64(time.Second) / t.Probe.Rate * float64(i) / float64(len(specs)))
-			}
-			cctx, cancel := context.WithCancelCause(ctx)
-			c := &child{spec: s, cancel: cancel, done: make(chan struct{})}
-			children[s.key()] = c
-			go func() {
-				defer close(c.done)
-				e.runNode(cctx, nt, cleanupTimeout, onError)
-			}()
-		}
+		g.reconcile(ctx, specs, err)
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-		case <-refresh:
+		case <-g.refresh:
 			// At most one MOVED-driven refresh per second.
 			select {
 			case <-ctx.Done():
@@ -186,13 +126,99 @@ func (e *Engine) runGroup(ctx context.Context, t Target, cleanupTimeout time.Dur
 	}
 }
 
+// group is the state of runGroup for a target of several nodes. Its work
+// is in methods of its own so that a single server's node, which runs
+// under runGroup's frame for its whole life, does not carry their locals
+// on its stack (see runNode).
+type group struct {
+	e              *Engine
+	t              *Target
+	cleanupTimeout time.Duration
+	log            *slog.Logger
+	problems       *spellLog
+	refresh        chan struct{}
+	onError        func(error)
+	children       map[string]*child
+	failing        bool // a failure was logged and no success since
+}
+
+// reconcile starts a node for every server of specs not running yet and
+// stops those no longer in it; on a failed discovery (err) it keeps the
+// nodes it has.
+func (g *group) reconcile(ctx context.Context, specs []nodeSpec, err error) {
+	if err != nil {
+		if discoveryFailed(g.problems, err) {
+			g.failing = true
+		}
+		specs = nil
+		for _, c := range g.children {
+			specs = append(specs, c.spec)
+		}
+	} else if g.failing {
+		g.log.Info("topology discovery works again")
+		g.failing = false
+	}
+	want := map[string]nodeSpec{}
+	for _, s := range specs {
+		want[s.key()] = s
+	}
+	var left, joined []string
+	for k, c := range g.children {
+		if _, ok := want[k]; !ok {
+			left = append(left, c.spec.node)
+			g.stop(c)
+			delete(g.children, k)
+		}
+	}
+	for _, s := range specs {
+		if _, ok := g.children[s.key()]; !ok && s.node != "" {
+			joined = append(joined, s.node)
+		}
+	}
+	logNodeChanges(g.log, "node left the target", left)
+	logNodeChanges(g.log, "node joined the target", joined)
+	for i, s := range specs {
+		if _, ok := g.children[s.key()]; ok {
+			continue
+		}
+		nt := g.t.forNode(s)
+		if len(specs) > 1 && g.t.Probe.Rate > 0 {
+			nt.Probe.Offset += time.Duration(float64(time.Second) / g.t.Probe.Rate * float64(i) / float64(len(specs)))
+		}
+		cctx, cancel := context.WithCancelCause(ctx)
+		c := &child{spec: s, cancel: cancel, done: make(chan struct{})}
+		g.children[s.key()] = c
+		go func() {
+			defer close(c.done)
+			g.e.runNode(cctx, &nt, g.cleanupTimeout, g.onError)
+		}()
+	}
+}
+
+// stop stops one node that left the target.
+func (g *group) stop(c *child) {
+	c.cancel(errNodeLeft)
+	<-c.done
+	g.e.metrics.ForgetNode(g.t.Name, c.spec.node)
+}
+
+// stopAll stops every node as the target stops, and waits for them.
+func (g *group) stopAll(ctx context.Context) {
+	for _, c := range g.children {
+		c.cancel(context.Cause(ctx)) // the node stops as its target does
+	}
+	for _, c := range g.children {
+		<-c.done
+	}
+}
+
 // runSingle runs the node of a target that is one plain server on the
 // calling goroutine, until ctx is done or the topology changes: a node
 // costs a goroutine less than a group of them. The check "is it a Cluster
 // now?" is one of the node's housekeeping tasks, every interval, and a
 // MOVED or ASK reply ends the node at once. It returns what the check found,
 // or nil for "ask again".
-func (e *Engine) runSingle(ctx context.Context, t Target, s nodeSpec, d discoverer, interval, cleanupTimeout time.Duration, problems *spellLog) []nodeSpec {
+func (e *Engine) runSingle(ctx context.Context, t *Target, s nodeSpec, d discoverer, interval, cleanupTimeout time.Duration, problems *spellLog) []nodeSpec {
 	nctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	onError := func(err error) {
@@ -219,7 +245,8 @@ func (e *Engine) runSingle(ctx context.Context, t Target, s nodeSpec, d discover
 			cancel(errTopologyChanged)
 		}
 	}}
-	e.runNode(nctx, t.forNode(s), cleanupTimeout, onError, check)
+	nt := t.forNode(s)
+	e.runNode(nctx, &nt, cleanupTimeout, onError, check)
 	if ctx.Err() == nil {
 		e.metrics.ForgetNode(t.Name, s.node) // the server left the target's topology
 	}
@@ -246,15 +273,15 @@ func logNodeChanges(log *slog.Logger, msg string, nodes []string) {
 	log.Info(msg, "nodes", len(nodes), "first", nodes[:manyNodeChanges])
 }
 
-func (e *Engine) discovererFor(t Target, log *slog.Logger, guard *nodeGuard) (discoverer, time.Duration) {
+func (e *Engine) discovererFor(t *Target, log *slog.Logger, guard *nodeGuard) (discoverer, time.Duration) {
 	if t.Sentinel != nil {
-		return newSentinelDiscoverer(t, e.metrics, log, guard), orDefault(t.Sentinel.Refresh, defaultSentinelRefresh)
+		return newSentinelDiscoverer(*t, e.metrics, log, guard), orDefault(t.Sentinel.Refresh, defaultSentinelRefresh)
 	}
 	interval := defaultServerRefresh
 	if t.Cluster.Refresh > 0 {
 		interval = t.Cluster.Refresh
 	}
-	return newServerDiscoverer(t, guard), interval
+	return newServerDiscoverer(*t, guard), interval
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -16,7 +19,43 @@ import (
 // onError sees every failed probe, so a MOVED reply can refresh a Cluster's
 // topology at once; extra are further housekeeping tasks of the node (a
 // single server's topology check).
-func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Duration, onError func(error), extra ...Task) {
+//
+// The node's goroutine spends its life in RunTasks under this frame and its
+// callers', and every task runs on top of them: the setup and the clean-up
+// are functions of their own so that their copies of the target and of the
+// services' Node are not on the stack while the tasks run. A stack that
+// needs a byte over 16 KiB is given 32 KiB, and at 1,000 nodes that is 16
+// MiB (docs/performance.md, "The stack of a node").
+func (e *Engine) runNode(ctx context.Context, t *Target, cleanupTimeout time.Duration, onError func(error), extra ...Task) {
+	n := e.startNode(ctx, t, onError, extra)
+	defer n.close()
+	// The housekeeping loop is this goroutine: a node costs the probe's
+	// connections, this loop and the services that still want their own.
+	RunTasks(ctx, n.housekeeping)
+	n.runs.Wait()
+	// The probe stops before the clean-up: no probe write may follow its
+	// deletes. A replica holds only what its primary's keeper deletes.
+	n.probeDone()
+	if !t.ReadOnly {
+		n.cleanup(ctx, cleanupTimeout)
+	}
+}
+
+// runningNode is what a node's setup leaves to its loop and its end.
+type runningNode struct {
+	log          *slog.Logger
+	control      *redis.Client
+	keeper       *prober.Keeper
+	keyTTL       time.Duration
+	housekeeping []Task
+	runs         sync.WaitGroup
+	probeDone    func()
+	dones        []func() // the services' Done, in the order they attached
+}
+
+// startNode opens the node's control client, attaches every service and
+// starts the probe and the services' own goroutines.
+func (e *Engine) startNode(ctx context.Context, t *Target, onError func(error), extra []Task) *runningNode {
 	log := t.logger(e.log)
 	cfg := t.Probe
 	if t.ReadOnly {
@@ -32,10 +71,9 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	// commands and its clean-up at the end (while the keeper deletes the
 	// probe keys) get the second rather than wait behind the loop.
 	control := t.Endpoint.NewClient(cfg.Timeout, 2)
-	defer control.Close()
 	info := newInfoCache(infoTTL)
 	control.AddHook(info)
-	keeper := prober.NewKeeper(control, cfg)
+	n := &runningNode{log: log, control: control, keeper: prober.NewKeeper(control, cfg), keyTTL: cfg.KeyTTL}
 
 	// A node of a Cluster or Sentinel target was logged as it joined (one
 	// line for many): its details are for debugging.
@@ -45,13 +83,13 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	}
 	log.Log(ctx, level, "probing", "endpoint", t.Endpoint.String(), "rate", cfg.Rate,
 		"commands", names, "connections", cfg.Connections, "read_only", t.ReadOnly)
-	housekeeping := append([]Task(nil), extra...)
+	n.housekeeping = append([]Task(nil), extra...)
 	if !t.ReadOnly {
-		housekeeping = append(housekeeping, Task{Every: t.SeedInterval, Run: func(ctx context.Context) { _ = keeper.Seed(ctx) }})
+		n.housekeeping = append(n.housekeeping, Task{Every: t.SeedInterval, Run: func(ctx context.Context) { _ = n.keeper.Seed(ctx) }})
 	}
 	if t.ConnectInterval > 0 {
 		cp := prober.NewConnectProbe(t.Endpoint, cfg.Timeout, rec, faults)
-		housekeeping = append(housekeeping, Task{Every: t.ConnectInterval, Run: cp.Once})
+		n.housekeeping = append(n.housekeeping, Task{Every: t.ConnectInterval, Run: cp.Once})
 	}
 	// Every service says what it needs of the node in its hooks: a tap on
 	// the probe's samples, its errors, tasks on the housekeeping loop, a
@@ -59,11 +97,11 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	var probeRec prober.Recorder = rec
 	var runs []func(context.Context)
 	var onErrors []func(error)
-	n := Node{Target: t, Commands: names, Control: control, CachedInfo: info.fresh}
+	nd := Node{Target: *t, Commands: names, Control: control, CachedInfo: info.fresh}
 	for _, svc := range e.services {
-		h := svc.Attach(n)
+		h := svc.Attach(nd)
 		if h.Done != nil {
-			defer h.Done()
+			n.dones = append(n.dones, h.Done)
 		}
 		if h.Tap != nil {
 			probeRec = h.Tap(probeRec)
@@ -71,7 +109,7 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 		if h.OnError != nil {
 			onErrors = append(onErrors, h.OnError)
 		}
-		housekeeping = append(housekeeping, h.Tasks...)
+		n.housekeeping = append(n.housekeeping, h.Tasks...)
 		if h.Run != nil {
 			runs = append(runs, h.Run)
 		}
@@ -89,28 +127,32 @@ func (e *Engine) runNode(ctx context.Context, t Target, cleanupTimeout time.Dura
 	}
 	// The probe's workers need no goroutine here: with their connections
 	// open they are the poller's.
-	probeDone := prober.NewProbe(cfg, t.Endpoint, probeRec, faults).Start(ctx)
-	var wg sync.WaitGroup
+	n.probeDone = prober.NewProbe(cfg, t.Endpoint, probeRec, faults).Start(ctx)
 	for _, r := range runs {
-		wg.Go(func() { r(ctx) })
+		n.runs.Go(func() { r(ctx) })
 	}
-	// The housekeeping loop is this goroutine: a node costs the probe's
-	// connections, this loop and the services that still want their own.
-	RunTasks(ctx, housekeeping)
-	wg.Wait()
-	probeDone() // before the clean-up: no probe write may follow its deletes
+	return n
+}
 
-	if t.ReadOnly {
-		return // a replica holds only what its primary's keeper deletes
-	}
+// cleanup deletes the node's probe keys once its loops have stopped.
+func (n *runningNode) cleanup(ctx context.Context, timeout time.Duration) {
 	// The parent is done; cleaning up gets its own short budget.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
-	if err := cleanupRetrying(cctx, keeper.Cleanup); err != nil {
-		log.Warn("could not delete probe keys; they expire by their TTL", "err", err, "ttl", cfg.KeyTTL)
+	if err := cleanupRetrying(cctx, n.keeper.Cleanup); err != nil {
+		n.log.Warn("could not delete probe keys; they expire by their TTL", "err", err, "ttl", n.keyTTL)
 	} else {
-		log.Debug("probe keys deleted")
+		n.log.Debug("probe keys deleted")
 	}
+}
+
+// close tells the services the node has stopped, last attached first, and
+// closes its control client.
+func (n *runningNode) close() {
+	for _, done := range slices.Backward(n.dones) {
+		done()
+	}
+	n.control.Close()
 }
 
 // readCommands keeps the commands a replica serves; PING stands in when none

@@ -20,7 +20,10 @@
 #     Ratios prober/C and prober/wire per round and of the medians, beside
 #     the goals of issue 12.
 #  2. The prober's RSS and CPU at default settings (10 probes/s, ping,get,set),
-#     scraped every RESOURCE_SCRAPE seconds as a sidecar is.
+#     scraped every RESOURCE_SCRAPE seconds as a sidecar is; then the same
+#     window for bench/floor, the mandated libraries alone (go-redis PINGs,
+#     client_golang, procfs, kingpin, exporter-toolkit), and what the prober
+#     takes over it.
 #  3. make bench-burst, when that target exists (SKIP_BURST=1 skips it).
 #
 # CONTENTION=1: redis-server is pinned to CPU 0 (taskset), every client to
@@ -79,8 +82,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== building (prober, promhist, refclient) into $TMP"
+echo "== building (prober, promhist, refclient, floor) into $TMP"
 (cd "$ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -o "$TMP/redis-prober" ./cmd/redis-prober)
+(cd "$ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -o "$TMP/floor" ./bench/floor)
 (cd "$ROOT" && "$GO" build -o "$TMP/promhist" ./bench/promhist)
 cc -O2 -Wall -o "$TMP/refclient" "$ROOT/bench/refclient/refclient.c"
 
@@ -119,7 +123,7 @@ start_prober() {
 	for try in 1 2 3; do
 		WEB_PORT=$(free_port)
 		METRICS=http://127.0.0.1:$WEB_PORT/metrics
-		"${ON_CLIENT[@]}" "$TMP/redis-prober" --redis.addr="127.0.0.1:$REDIS_PORT" \
+		"${ON_CLIENT[@]}" "${PROBER_BIN:-$TMP/redis-prober}" --redis.addr="127.0.0.1:$REDIS_PORT" \
 			--web.listen-address="127.0.0.1:$WEB_PORT" --log.level=warn "$@" \
 			>>"$TMP/prober.log" 2>&1 &
 		PROBER_PID=$!
@@ -273,36 +277,47 @@ echo "steal over the rounds: $(steal_pct "$st0" "$(cpu_stat)") % of the CPUs' ti
 
 echo
 echo "== resources at default settings (10 probes/s, ping,get,set) over ${RESOURCE_SECONDS}s, scraped every ${RESOURCE_SCRAPE}s (0: never)"
-start_prober
-sleep "$WARMUP_SECONDS"
 hz=$(getconf CLK_TCK)
-ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$PROBER_PID/stat"; }
-t0=$(ticks) w0=$(date +%s.%N)
-# Scraped as a sidecar is (a scrape maps in the exposition code and
-# buffers: 0.5-1 MiB of RSS that an unscraped prober never shows), every
-# RESOURCE_SCRAPE seconds; 0: never.
-if ((RESOURCE_SCRAPE > 0)); then
-	end=$((SECONDS + RESOURCE_SECONDS))
-	while ((SECONDS + RESOURCE_SCRAPE <= end)); do
-		sleep "$RESOURCE_SCRAPE"
-		curl -sf -o /dev/null "$METRICS" || echo "bench: a scrape failed" >&2
-	done
-	((end > SECONDS)) && sleep $((end - SECONDS))
-else
-	sleep "$RESOURCE_SECONDS"
-fi
-t1=$(ticks) w1=$(date +%s.%N)
-rss=$(awk '/^VmRSS/ {print $2}' "/proc/$PROBER_PID/status")
-hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$PROBER_PID/status")
-threads=$(awk '/^Threads/ {print $2}' "/proc/$PROBER_PID/status")
-# RSS is the process's own memory (RssAnon) and the pages of the binary
-# and libraries it has mapped (RssFile, shared and reclaimable).
-anon=$(awk '/^RssAnon/ {print $2}' "/proc/$PROBER_PID/status")
-file=$(awk '/^RssFile/ {print $2}' "/proc/$PROBER_PID/status")
-stop_prober
-awk -v t="$((t1 - t0))" -v hz="$hz" -v w0="$w0" -v w1="$w1" -v rss="$rss" -v hwm="$hwm" -v th="$threads" -v anon="$anon" -v file="$file" 'BEGIN {
+# resources [BINARY]: start the prober (or BINARY, which takes its flags),
+# let it warm up, scrape it every RESOURCE_SCRAPE seconds over the window
+# as a sidecar is scraped (a scrape maps in the exposition code and
+# buffers: 0.5-1 MiB of RSS that an unscraped process never shows; 0:
+# never), and set RES to "CPU% RSS HWM THREADS ANON FILE" (KiB): RSS is the
+# process's own memory (RssAnon) and the pages of the binary and libraries
+# it has mapped (RssFile, shared and reclaimable).
+resources() {
+	PROBER_BIN=${1:-} start_prober
+	sleep "$WARMUP_SECONDS"
+	local t0 t1 w0 w1 end
+	ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$PROBER_PID/stat"; }
+	t0=$(ticks) w0=$(date +%s.%N)
+	if ((RESOURCE_SCRAPE > 0)); then
+		end=$((SECONDS + RESOURCE_SECONDS))
+		while ((SECONDS + RESOURCE_SCRAPE <= end)); do
+			sleep "$RESOURCE_SCRAPE"
+			curl -sf -o /dev/null "$METRICS" || echo "bench: a scrape failed" >&2
+		done
+		((end > SECONDS)) && sleep $((end - SECONDS))
+	else
+		sleep "$RESOURCE_SECONDS"
+	fi
+	t1=$(ticks) w1=$(date +%s.%N)
+	read -r -a RES < <(awk -v t="$((t1 - t0))" -v hz="$hz" -v w0="$w0" -v w1="$w1" '/^(VmRSS|VmHWM|Threads|RssAnon|RssFile):/ {v[$1] = $2}
+		END {printf "%.2f %d %d %d %d %d\n", t / hz / (w1 - w0) * 100, v["VmRSS:"], v["VmHWM:"], v["Threads:"], v["RssAnon:"], v["RssFile:"]}' "/proc/$PROBER_PID/status")
+	stop_prober
+}
+resources
+read -r cpu rss hwm threads anon file <<<"${RES[*]}"
+resources "$TMP/floor"
+read -r f_cpu f_rss _ _ f_anon f_file <<<"${RES[*]}"
+awk -v c="$cpu" -v rss="$rss" -v hwm="$hwm" -v th="$threads" -v anon="$anon" -v file="$file" \
+	-v fc="$f_cpu" -v frss="$f_rss" -v fanon="$f_anon" -v ffile="$f_file" 'BEGIN {
 	printf "CPU %.2f%% of one core (goal ≤ 1%%), RSS %.1f MiB (peak %.1f MiB, goal ≤ 20: anonymous %.1f, file-backed %.1f), %d threads\n",
-		t / hz / (w1 - w0) * 100, rss / 1024, hwm / 1024, anon / 1024, file / 1024, th }'
+		c, rss / 1024, hwm / 1024, anon / 1024, file / 1024, th
+	printf "bench/floor, the mandated libraries alone, the same window: CPU %.2f%%, RSS %.1f MiB (anonymous %.1f, file-backed %.1f)\n",
+		fc, frss / 1024, fanon / 1024, ffile / 1024
+	printf "the prober over it: RSS +%.1f MiB (anonymous +%.1f, file-backed +%.1f), CPU +%.2f%%\n",
+		(rss - frss) / 1024, (anon - fanon) / 1024, (file - ffile) / 1024, c - fc }'
 
 if [ -z "${SKIP_BURST:-}" ] && make -C "$ROOT" -n bench-burst >/dev/null 2>&1; then
 	echo

@@ -80,9 +80,21 @@ func (r Request) Start() int64 { return r.End - int64(r.Latency) }
 // command that accounts still wins by precedence, and a server whose run
 // delay could have been the whole rise is still redis_cpu.
 func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
-	var timed, whole [NumCauses]time.Duration
-	var state [NumCauses]bool
-	var rise time.Duration // the largest rise of the round trip over the request
+	var t tally
+	t.add(r, ev)
+	return t.decide(r, threshold)
+}
+
+// tally is what the evidence overlapping one request adds up to, by cause.
+// The order of the evidence does not matter, so it may come in several
+// slices (a node's own and its server's shared samples).
+type tally struct {
+	timed, whole [NumCauses]time.Duration
+	state        [NumCauses]bool
+	rise         time.Duration // the largest rise of the round trip over the request
+}
+
+func (t *tally) add(r Request, ev []Evidence) {
 	from, to := r.Start(), r.End
 	for _, e := range ev {
 		if e.Cause >= Unexplained || e.To < from || e.From > to {
@@ -93,8 +105,8 @@ func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
 		}
 		if e.Rise && e.Cause == Network {
 			// Several connections' views of the same path: the largest.
-			rise = max(rise, min(e.Dur, r.Latency))
-			state[e.Cause] = true
+			t.rise = max(t.rise, min(e.Dur, r.Latency))
+			t.state[e.Cause] = true
 			continue
 		}
 		d, all := e.Dur, e.Dur
@@ -103,12 +115,17 @@ func Decide(r Request, threshold time.Duration, ev []Evidence) Cause {
 			d = time.Duration(float64(e.Dur) * float64(overlap) / float64(e.To-e.From))
 			all = min(e.Dur, time.Duration(overlap))
 		}
-		whole[e.Cause] += all
+		t.whole[e.Cause] += all
 		if e.Dur == 0 {
-			state[e.Cause] = true
+			t.state[e.Cause] = true
 		}
-		timed[e.Cause] += d
+		t.timed[e.Cause] += d
 	}
+}
+
+// decide is Decide on what the tally added up.
+func (t *tally) decide(r Request, threshold time.Duration) Cause {
+	timed, whole, state, rise := t.timed, t.whole, t.state, t.rise
 	// The most the server's own causes can have delayed the request: a
 	// rise beyond it is the path's. A state of unknown cost may have been
 	// all of it; a starved server's state (redis_cpu) costs its run delay.

@@ -46,8 +46,20 @@ func startHarness(t *testing.T, srv *redistest.Server, threshold time.Duration, 
 // redistest.Server (one in a network namespace), client its control client.
 func startHarnessAt(t *testing.T, addr string, client Client, threshold time.Duration, rate float64) *harness {
 	t.Helper()
+	return startHarnessShared(t, addr, client, threshold, rate, nil)
+}
+
+// startHarnessShared is startHarnessAt for a node of the engine's, whose
+// Reader has the prober's Share (nil: none): the server's /proc is then
+// sampled by the Share for all the nodes that probe it.
+func startHarnessShared(t *testing.T, addr string, client Client, threshold time.Duration, rate float64, share *Share) *harness {
+	t.Helper()
 	h := &harness{node: NewNode(Config{Threshold: threshold}), poller: prober.NewPoller()}
-	r := NewReader(ReaderConfig{Node: h.node, Client: client, Paths: collector.DefaultPaths()})
+	r := NewReader(ReaderConfig{Node: h.node, Client: client, Paths: collector.DefaultPaths(), Share: share})
+	if share != nil {
+		share.Hold()
+		t.Cleanup(share.Release)
+	}
 	cmds, err := prober.ParseCommands("ping,get,set")
 	if err != nil {
 		t.Fatal(err)
@@ -330,22 +342,60 @@ func TestQuietServer(t *testing.T) {
 // TestFaultRedisCPU: redis-server pinned to one CPU beside busy loops of
 // the same priority pinned there too, the test's own threads (the probe)
 // on the other CPUs: the server waits for its CPU (/proc/<pid>/schedstat
-// run delay), which is redis_cpu.
+// run delay), which is redis_cpu. Probed by one node alone (the doctor's
+// way: its own samples), and by two nodes of the engine's that share the
+// server's samples through a Share, neither holding a copy.
 func TestFaultRedisCPU(t *testing.T) {
-	srv := redistest.Start(t)
-	h := startHarness(t, srv, 2*time.Millisecond, 200)
-	excess, raw := h.during(t, 2*time.Second, func() {
-		// Long enough that the first second, before /proc is sampled
-		// every 100 ms (it is once a second until a slow request), is a
-		// small part of it.
-		stop := starve(t, srv.PID(), 3, 6*time.Second)
-		stop()
-	})
-	// 90 % like the other faults, on a host as busy as make test's: the
-	// scheduler makes the server wait in whole ticks, and a window's run
-	// delay that could have fallen whole on a request names it (Decide's
-	// step 3); spread evenly it read 50-86 % within make test.
-	assertShare(t, excess, raw, RedisCPU, 10)
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "alone", true: "shared"}[shared], func(t *testing.T) {
+			srv := redistest.Start(t)
+			var h, other *harness
+			if shared {
+				share := NewShare()
+				h = startHarnessShared(t, srv.Addr(), srv.Client(), 2*time.Millisecond, 200, share)
+				other = startHarnessShared(t, srv.Addr(), srv.Client(), 2*time.Millisecond, 200, share)
+			} else {
+				h = startHarness(t, srv, 2*time.Millisecond, 200)
+			}
+			var otherBefore [NumCauses]uint64
+			excess, raw := h.during(t, 2*time.Second, func() {
+				if other != nil {
+					other.settle(t)
+					otherBefore = other.node.Counts()
+				}
+				// Long enough that the first second, before /proc is
+				// sampled every 100 ms (it is once a second until a slow
+				// request), is a small part of it.
+				stop := starve(t, srv.PID(), 3, 6*time.Second)
+				stop()
+			})
+			// 90 % like the other faults, on a host as busy as make test's:
+			// the scheduler makes the server wait in whole ticks, and a
+			// window's run delay that could have fallen whole on a request
+			// names it (Decide's step 3); spread evenly it read 50-86 %
+			// within make test.
+			assertShare(t, excess, raw, RedisCPU, 10)
+			if other == nil {
+				return
+			}
+			other.settle(t)
+			got := diff(other.node.Counts(), otherBefore)
+			t.Logf("the other node of the server during the fault: %s", describe(got))
+			if got[RedisCPU] < 10 {
+				t.Errorf("the other node named redis_cpu %d times, want the same samples to explain its requests too", got[RedisCPU])
+			}
+			for _, n := range []*Node{h.node, other.node} {
+				n.mu.Lock()
+				for _, e := range n.evidence {
+					if e.Cause == RedisCPU {
+						t.Errorf("a node holds a copy of the shared samples: %+v", e)
+						break
+					}
+				}
+				n.mu.Unlock()
+			}
+		})
+	}
 }
 
 // memDir is a directory in /dev/shm (removed at the end), or a temporary

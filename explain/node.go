@@ -82,7 +82,11 @@ type Node struct {
 	mu       sync.Mutex
 	pending  []pendingReq
 	evidence []Evidence
-	counts   [NumCauses]uint64
+	// shared is what the /proc samples of the node's server say, as the
+	// Share keeps them for every node of that server (Share.take): read,
+	// never written, never copied.
+	shared sharedView
+	counts [NumCauses]uint64
 	// minutes[i] counts the requests decided in minute minuteAt[i] (Unix
 	// minutes), by cause: the status page's timeline and the 5-minute share.
 	minutes  [TimelineMinutes][NumCauses]uint32
@@ -191,6 +195,13 @@ func (n *Node) addEvidence(e ...Evidence) {
 	n.mu.Unlock()
 }
 
+// setShared keeps the node's view of its server's shared samples.
+func (n *Node) setShared(v sharedView) {
+	n.mu.Lock()
+	n.shared = v
+	n.mu.Unlock()
+}
+
 // Settle decides every waiting request that ended by through (every source
 // has been read past it), and any that waited longer than decideBy; it
 // forgets evidence older than it may serve (Config.MaxLatency), and moves the baseline and the
@@ -226,7 +237,17 @@ func (n *Node) Settle(through int64) {
 }
 
 func (n *Node) decideLocked(p pendingReq) {
-	c := Decide(p.Request, p.threshold, n.evidence)
+	var t tally
+	t.add(p.Request, n.evidence)
+	from := p.Start()
+	for _, samples := range n.shared {
+		for _, s := range samples {
+			if s.to >= from {
+				t.add(p.Request, s.ev)
+			}
+		}
+	}
+	c := t.decide(p.Request, p.threshold)
 	n.counts[c]++
 	m := n.now().Unix() / 60
 	i := m % TimelineMinutes

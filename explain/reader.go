@@ -136,7 +136,7 @@ func (r *Reader) Tick(ctx context.Context) {
 		// Nothing fresh to take and no reason to ask: the node has no
 		// slow request to explain, and the /proc of its server is
 		// sampled at the tick's resolution still.
-		n.addEvidence(r.procEvidence(r.now().UnixNano())...)
+		r.takeProc(r.now().UnixNano())
 		n.Settle(0)
 		return
 	}
@@ -176,7 +176,7 @@ func (r *Reader) Tick(ctx context.Context) {
 		r.prev, r.hasPrev = cur, true
 	}
 	r.proc.attach(info)
-	n.addEvidence(r.procEvidence(replied)...)
+	r.takeProc(replied)
 	if n.Pending() {
 		// Redis 8's default INFO has the Keysizes section (8.0.2 and
 		// 8.0.6 both), so the shared read carries it: no command of its
@@ -371,16 +371,22 @@ func firstWord(s string) string {
 	return w
 }
 
-// procEvidence is the evidence of the server's /proc samples the node has
-// not seen, a sample taken now if the last is half an interval old; while
-// the node had slow requests lately (procHot) the Share's loop samples the
-// server every ProcInterval between the ticks.
-func (r *Reader) procEvidence(now int64) []Evidence {
-	ev := r.cfg.Share.sample(&r.proc, &r.procCur, now)
-	if last := r.cfg.Node.lastSlow.Load(); last != 0 && now-last <= int64(procHot) {
+// takeProc gives the node the evidence of its server's /proc samples, a
+// sample taken now if the last is half an interval old: copied into the
+// node's own timeline without a Share, and as the Share keeps it for all
+// the nodes of the server with one. While the node had slow requests
+// lately (procHot) the Share's loop samples the server every ProcInterval
+// between the ticks.
+func (r *Reader) takeProc(now int64) {
+	n := r.cfg.Node
+	if r.cfg.Share == nil {
+		n.addEvidence(r.proc.sample(now)...)
+		return
+	}
+	n.setShared(r.cfg.Share.take(&r.proc, &r.procCur, now, int64(n.cfg.keepEvidence())))
+	if last := n.lastSlow.Load(); last != 0 && now-last <= int64(procHot) {
 		r.cfg.Share.want(&r.procCur, last+int64(procHot))
 	}
-	return ev
 }
 
 // SampleProc reads /proc of a local redis-server (nothing when there is
@@ -394,7 +400,7 @@ func (r *Reader) SampleProc(context.Context) {
 	if last := r.cfg.Node.LastSlow(); last.IsZero() || now.Sub(last) > procHot {
 		return
 	}
-	r.cfg.Node.addEvidence(r.cfg.Share.sample(&r.proc, &r.procCur, now.UnixNano())...)
+	r.takeProc(now.UnixNano())
 }
 
 // procHot is how long after a slow request /proc is sampled every

@@ -8,9 +8,10 @@ import (
 )
 
 // Nodes probing one local server share its /proc samples: one read an
-// interval whichever node asks, each node gets every sample's evidence
-// once, a node that joins late starts at the next sample, and a process
-// that is gone is dropped.
+// interval whichever node asks; every node sees the same evidence, not a
+// copy, for as long as the longest keep of them; a sample is forgotten
+// after that; a process that is gone is dropped, and its nodes still see
+// what it said.
 func TestShareSamplesAServerOnce(t *testing.T) {
 	sh := NewShare()
 	self := "/proc/" + strconv.Itoa(os.Getpid())
@@ -19,50 +20,58 @@ func TestShareSamplesAServerOnce(t *testing.T) {
 	var ca, cb procCursor
 	now := time.Now().UnixNano()
 	step := int64(ProcInterval)
+	keep := 20 * step
 
-	sh.sample(&a, &ca, now)
-	sh.sample(&b, &cb, now)
+	sh.take(&a, &ca, now, keep)
+	sh.take(&b, &cb, now, keep/2)
 	sp := sh.procs[os.Getpid()]
 	if sp == nil || sp.seq != 1 || len(sh.procs) != 1 {
 		t.Fatalf("two nodes at once: %d samplers, seq %v; want one sample", len(sh.procs), sp)
 	}
-	// A sample's evidence, as the sampler would give it: each node takes
-	// it once.
-	sp.seq++
-	sp.ev = append(sp.ev, numbered{seq: sp.seq, ev: []Evidence{{Cause: RedisCPU, From: now, To: now + step, Dur: time.Millisecond, Spread: true}}})
-	sp.at = now + step
-	for name, c := range map[string]*procCursor{"a": &ca, "b": &cb} {
-		own := a
-		if got := sh.sample(&own, c, now+step); len(got) != 1 || got[0].Cause != RedisCPU {
-			t.Errorf("node %s: %v, want the sample's run delay", name, got)
-		}
-		if got := sh.sample(&own, c, now+step); len(got) != 0 {
-			t.Errorf("node %s again: %v, want nothing new", name, got)
-		}
+	if sp.keep != keep {
+		t.Errorf("kept %d ns, want the longest keep of the nodes, %d", sp.keep, keep)
 	}
-	// A node that joins now does not get what came before it.
-	c := procSampler{pid: os.Getpid(), dir: self}
-	var cc procCursor
-	if got := sh.sample(&c, &cc, now+step); len(got) != 0 {
-		t.Errorf("a late node got %v from before it joined", got)
+	// A sample's evidence, as the sampler would give it: both nodes see
+	// the one slice.
+	sp.seq++
+	sp.ev = append(sp.ev, numbered{seq: sp.seq, to: now + step, ev: []Evidence{{Cause: RedisCPU, From: now, To: now + step, Dur: time.Millisecond, Spread: true}}})
+	sp.at = now + step
+	va, vb := sh.take(&a, &ca, now+step, keep), sh.take(&b, &cb, now+step, keep)
+	if len(va[0]) != 1 || len(vb[0]) != 1 || va[0][0].ev[0].Cause != RedisCPU {
+		t.Fatalf("views %v and %v, want the sample's run delay", va, vb)
+	}
+	if &va[0][0].ev[0] != &vb[0][0].ev[0] {
+		t.Error("the nodes hold copies of the sample, want the Share's one")
 	}
 	// Half an interval later the shared sampler reads again, once.
 	seq := sp.seq
-	sh.sample(&a, &ca, now+step+step/2)
-	sh.sample(&b, &cb, now+step+step/2)
+	sh.take(&a, &ca, now+step+step/2, keep)
+	sh.take(&b, &cb, now+step+step/2, keep)
 	if sp.seq != seq+1 {
 		t.Errorf("seq %d after two nodes half an interval on, want %d", sp.seq, seq+1)
 	}
-	// A process gone is dropped; its nodes attach again.
+	// The sample's window ended keep ago: the next sample forgets it,
+	// and a view taken before still holds it whole.
+	old := va[0]
+	later := now + step + keep
+	if v := sh.take(&a, &ca, later, keep); len(v[0]) != 0 {
+		t.Errorf("%d samples kept past keep", len(v[0]))
+	}
+	if old[0].ev[0].Cause != RedisCPU {
+		t.Errorf("an older view changed under its node: %v", old)
+	}
+	sp.ev = append(sp.ev, numbered{seq: sp.seq, to: later, ev: []Evidence{{Cause: Swap, From: later - step, To: later}}})
+	// A process gone is dropped; its nodes still see what it said.
 	sp.s.dir = "/proc/0-gone"
-	if got := sh.sample(&a, &ca, now+3*step); got != nil || len(sh.procs) != 0 {
-		t.Errorf("gone: %v, %d samplers left", got, len(sh.procs))
+	sp.at = 0
+	if v := sh.take(&a, &ca, later+step, keep); len(sh.procs) != 0 || len(v[0]) != 1 || v[0][0].ev[0].Cause != Swap {
+		t.Errorf("gone: view %v, %d samplers left", v, len(sh.procs))
 	}
 	// A node not attached reads nothing.
 	var none procSampler
 	var cn procCursor
-	if got := sh.sample(&none, &cn, now); got != nil || len(sh.procs) != 0 {
-		t.Errorf("unattached: %v", got)
+	if v := sh.take(&none, &cn, now, keep); v[0] != nil || v[1] != nil || len(sh.procs) != 0 {
+		t.Errorf("unattached: %v", v)
 	}
 }
 
@@ -104,7 +113,7 @@ func TestShareLoopSamplesWhileWanted(t *testing.T) {
 	sh.Hold()
 	own := procSampler{pid: os.Getpid(), dir: "/proc/" + strconv.Itoa(os.Getpid())}
 	var cur procCursor
-	sh.sample(&own, &cur, time.Now().UnixNano())
+	sh.take(&own, &cur, time.Now().UnixNano(), int64(time.Minute))
 	seq := func() uint64 {
 		sh.mu.Lock()
 		defer sh.mu.Unlock()

@@ -1,6 +1,8 @@
 package explain
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,10 +89,12 @@ type Node struct {
 	// never written, never copied.
 	shared sharedView
 	counts [NumCauses]uint64
-	// minutes[i] counts the requests decided in minute minuteAt[i] (Unix
-	// minutes), by cause: the status page's timeline and the 5-minute share.
-	minutes  [TimelineMinutes][NumCauses]uint32
-	minuteAt [TimelineMinutes]int64
+	// minutes count the requests decided by minute, by cause, oldest
+	// first: the status page's timeline and the 5-minute share. Only the
+	// minutes that had slow requests are here, the last TimelineMinutes
+	// at most, so a node without any holds none (the fixed array of an
+	// hour was 3.4 KiB a node).
+	minutes []minuteCounts
 	// keySizes are INFO KEYSIZES's largest bins as read in the last
 	// second slow requests waited (Redis 8+; empty elsewhere).
 	keySizes KeySizes
@@ -249,12 +253,30 @@ func (n *Node) decideLocked(p pendingReq) {
 	}
 	c := t.decide(p.Request, p.threshold)
 	n.counts[c]++
-	m := n.now().Unix() / 60
-	i := m % TimelineMinutes
-	if n.minuteAt[i] != m {
-		n.minuteAt[i], n.minutes[i] = m, [NumCauses]uint32{}
+	n.countMinute(n.now().Unix()/60, c)
+}
+
+// minuteCounts is one minute's slow requests by cause.
+type minuteCounts struct {
+	at     int64 // Unix minutes
+	counts [NumCauses]uint32
+}
+
+// countMinute counts a request of cause c decided in minute m, and forgets
+// the minutes TimelineMinutes before it.
+func (n *Node) countMinute(m int64, c Cause) {
+	i, found := slices.BinarySearchFunc(n.minutes, m, func(e minuteCounts, m int64) int { return cmp.Compare(e.at, m) })
+	if !found {
+		// A minute before the newest one is a clock set back: kept in order.
+		n.minutes = slices.Insert(n.minutes, i, minuteCounts{at: m})
 	}
-	n.minutes[i][c]++
+	n.minutes[i].counts[c]++
+	newest := n.minutes[len(n.minutes)-1].at
+	old := 0
+	for old < len(n.minutes) && newest-n.minutes[old].at >= TimelineMinutes {
+		old++
+	}
+	n.minutes = slices.Delete(n.minutes, 0, old)
 }
 
 // setKeySizes keeps the key sizes read while slow requests waited.
@@ -294,9 +316,9 @@ func (n *Node) Recent(minutes int) [NumCauses]uint64 {
 	m := n.now().Unix() / 60
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	for i := range n.minutes {
-		if age := m - n.minuteAt[i]; age >= 0 && age < int64(minutes) {
-			for c, v := range n.minutes[i] {
+	for _, e := range n.minutes {
+		if age := m - e.at; age >= 0 && age < int64(minutes) {
+			for c, v := range e.counts {
 				out[c] += uint64(v)
 			}
 		}
@@ -318,10 +340,9 @@ func (n *Node) Timeline() []Minute {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var out []Minute
-	for age := int64(TimelineMinutes - 1); age >= 0; age-- {
-		i := (m - age) % TimelineMinutes
-		if n.minuteAt[i] == m-age {
-			out = append(out, Minute{Start: time.Unix((m-age)*60, 0), Counts: n.minutes[i]})
+	for _, e := range n.minutes {
+		if age := m - e.at; age >= 0 && age < TimelineMinutes {
+			out = append(out, Minute{Start: time.Unix(e.at*60, 0), Counts: e.counts})
 		}
 	}
 	return out

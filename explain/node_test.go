@@ -2,11 +2,11 @@ package explain
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -255,4 +255,51 @@ func TestNodeTellsWhenItTurnsHot(t *testing.T) {
 	if len(told) != 2 || told[1]-told[0] != int64(procHot*3/2+time.Second) {
 		t.Errorf("told at %v, want the first slow request and the one after %v without", told, procHot)
 	}
+}
+
+// The timeline holds only the minutes that had slow requests, the last
+// hour of them in order, whatever order the clock gives them in.
+func TestTimelineKeepsAnHourOfMinutes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		minutes []int64 // a request decided in each, in this order
+		want    []int64 // the minutes kept, oldest first
+	}{
+		{"none", nil, nil},
+		{"one minute twice", []int64{100, 100}, []int64{100}},
+		{"gaps", []int64{100, 130, 159}, []int64{100, 130, 159}},
+		{"an hour on", []int64{100, 130, 160}, []int64{130, 160}},
+		{"a clock set back", []int64{100, 105, 102}, []int64{100, 102, 105}},
+		{"ninety minutes", seq(0, 90), seq(30, 90)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var n Node
+			for _, m := range tc.minutes {
+				n.countMinute(m, Fork)
+			}
+			var got []int64
+			var all uint32
+			for _, e := range n.minutes {
+				got = append(got, e.at)
+				all += e.counts[Fork]
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("minutes %v, want %v", got, tc.want)
+			}
+			if tc.name == "one minute twice" && all != 2 {
+				t.Errorf("%d requests counted in the minute, want 2", all)
+			}
+			if len(tc.minutes) == 0 && n.minutes != nil {
+				t.Error("a node without slow requests holds a timeline")
+			}
+		})
+	}
+}
+
+func seq(from, to int64) []int64 {
+	var out []int64
+	for m := from; m < to; m++ {
+		out = append(out, m)
+	}
+	return out
 }

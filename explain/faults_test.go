@@ -346,11 +346,14 @@ func TestQuietServer(t *testing.T) {
 // way: its own samples), and by two nodes of the engine's that share the
 // server's samples through a Share, neither holding a copy.
 func TestFaultRedisCPU(t *testing.T) {
-	for _, shared := range []bool{false, true} {
-		t.Run(map[bool]string{false: "alone", true: "shared"}[shared], func(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		shared bool
+	}{{"alone", false}, {"shared", true}} {
+		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
 			var h, other *harness
-			if shared {
+			if tc.shared {
 				share := NewShare()
 				h = startHarnessShared(t, srv.Addr(), srv.Client(), 2*time.Millisecond, 200, share)
 				other = startHarnessShared(t, srv.Addr(), srv.Client(), 2*time.Millisecond, 200, share)

@@ -165,18 +165,17 @@ func (s *Share) sampleWanted(stop <-chan struct{}) bool {
 // of the slice header (Share.take) and read it without the lock.
 type sharedProc struct {
 	s      procSampler
-	at     int64 // the last sample, Unix ns
-	seq    uint64
-	ev     []numbered
+	at     int64  // the last sample, Unix ns
+	seq    uint64 // the samples taken
+	ev     []sharedSample
 	keep   int64 // how long a sample is kept after its window ends, ns
 	wanted int64 // sampled every interval until then, Unix ns
 }
 
-// numbered is one sample's evidence, with the end of its latest window.
-type numbered struct {
-	seq uint64
-	to  int64
-	ev  []Evidence
+// sharedSample is one sample's evidence, with the end of its latest window.
+type sharedSample struct {
+	to int64
+	ev []Evidence
 }
 
 // allowLogRead takes one read of the logs from the process's budget.
@@ -207,7 +206,7 @@ type procCursor struct {
 
 // sharedView is what a node sees of its server's samples: the current
 // server's and the previous one's, as slices it must not write.
-type sharedView [2][]numbered
+type sharedView [2][]sharedSample
 
 // take samples own's server when its last sample is at least half an
 // interval old and returns what the Share keeps of it, at least keep (ns)
@@ -256,7 +255,7 @@ func (s *Share) viewOf(cur *procCursor) sharedView {
 	return v
 }
 
-func prevEvidence(cur *procCursor) []numbered {
+func prevEvidence(cur *procCursor) []sharedSample {
 	if cur.prev == nil {
 		return nil
 	}
@@ -279,7 +278,7 @@ func (s *Share) sampleLocked(key int, sp *sharedProc, now int64) bool {
 		for _, e := range ev[1:] {
 			to = max(to, e.To)
 		}
-		sp.ev = append(sp.ev, numbered{seq: sp.seq, to: to, ev: ev})
+		sp.ev = append(sp.ev, sharedSample{to: to, ev: ev})
 	}
 	drop := max(0, len(sp.ev)-maxSharedSamples)
 	for drop < len(sp.ev) && now-sp.ev[drop].to >= sp.keep {

@@ -34,7 +34,7 @@ func TestShareSamplesAServerOnce(t *testing.T) {
 	// A sample's evidence, as the sampler would give it: both nodes see
 	// the one slice.
 	sp.seq++
-	sp.ev = append(sp.ev, numbered{seq: sp.seq, to: now + step, ev: []Evidence{{Cause: RedisCPU, From: now, To: now + step, Dur: time.Millisecond, Spread: true}}})
+	sp.ev = append(sp.ev, sharedSample{to: now + step, ev: []Evidence{{Cause: RedisCPU, From: now, To: now + step, Dur: time.Millisecond, Spread: true}}})
 	sp.at = now + step
 	va, vb := sh.take(&a, &ca, now+step, keep), sh.take(&b, &cb, now+step, keep)
 	if len(va[0]) != 1 || len(vb[0]) != 1 || va[0][0].ev[0].Cause != RedisCPU {
@@ -60,7 +60,7 @@ func TestShareSamplesAServerOnce(t *testing.T) {
 	if old[0].ev[0].Cause != RedisCPU {
 		t.Errorf("an older view changed under its node: %v", old)
 	}
-	sp.ev = append(sp.ev, numbered{seq: sp.seq, to: later, ev: []Evidence{{Cause: Swap, From: later - step, To: later}}})
+	sp.ev = append(sp.ev, sharedSample{to: later, ev: []Evidence{{Cause: Swap, From: later - step, To: later}}})
 	// A process gone is dropped; its nodes still see what it said.
 	sp.s.dir = "/proc/0-gone"
 	sp.at = 0

@@ -37,9 +37,12 @@ deps-and-helm:
 ## cache (a first build is minutes of compiling), by running the chart's
 ## lint alone: on a fresh machine the build would otherwise run inside
 ## test-go, beside the timing-bound fault tests of explain (a cold CI run
-## failed TestFaultNetwork so). Warm, a few seconds.
+## failed TestFaultNetwork so). Warm, a few seconds. Cold, the two
+## builds beside the peers' took 6 and 9 minutes on 2026-12-07, so the
+## test's default 10-minute timeout killed the second: 30m bounds a build,
+## not a test.
 helm:
-	$(GO) test -count=1 -run '^TestHelmLint$$' ./deploy/helm/
+	$(GO) test -count=1 -timeout 30m -run '^TestHelmLint$$' ./deploy/helm/
 
 ## deps: what the tests need (as root: the Debian packages and the newer
 ## peers of the matrix; otherwise it names what is missing).

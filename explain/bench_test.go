@@ -1,9 +1,12 @@
 package explain
 
 import (
+	"fmt"
 	"os"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/prober"
@@ -41,5 +44,30 @@ func BenchmarkObserve(b *testing.B) {
 		if i%1000 == 0 {
 			n.Settle(time.Now().UnixNano())
 		}
+	}
+}
+
+// BenchmarkMetricsGather is explain's part of a scrape at 1,000 targets:
+// its families built by Gather, and as a client_golang registry gathers
+// them from Collect (the way Gather replaced).
+func BenchmarkMetricsGather(b *testing.B) {
+	m := NewMetrics()
+	for i := range 1000 {
+		m.Add(fmt.Sprintf("t%03d", i), "", NewNode(Config{Threshold: time.Millisecond}))
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	for _, g := range []struct {
+		name string
+		g    prometheus.Gatherer
+	}{{"gather", m}, {"registry", reg}} {
+		b.Run(g.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := g.g.Gather(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -100,11 +100,12 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 // Gather builds the three families itself, series in the order a
 // client_golang registry sorts them (label values in the order of the
 // label names: cause, node, target), with no constant metric made, hashed
-// and sorted for each series: at 1,000 targets those were 14,000 series
-// and a fifth of a scrape's CPU (docs/performance.md, "Explain's series
-// gathered directly"). exposition.Registry gathers a Metrics so; Collect
-// stays for any other registry, and a test holds the two to the same
-// families.
+// and sorted for each series: at 1,000 nodes (14,000 series) a registry
+// gathering Collect took 27-29 ms of CPU and 244,000 allocations a
+// scrape, Gather 2.6-5.1 ms and 1,026 (BenchmarkMetricsGather,
+// docs/performance.md, "Explain's series gathered directly").
+// exposition.Registry gathers a Metrics so; Collect stays for any other
+// registry, and a test holds the two to the same families.
 func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
 	type row struct {
 		target, node string

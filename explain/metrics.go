@@ -155,7 +155,7 @@ func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
 		next++
 		return mt
 	}
-	slow := &dto.MetricFamily{Name: proto(slowName), Help: proto(slowHelp), Type: dto.MetricType_COUNTER.Enum(),
+	slow := &dto.MetricFamily{Name: ptr(slowName), Help: ptr(slowHelp), Type: dto.MetricType_COUNTER.Enum(),
 		Metric: make([]*dto.Metric, 0, len(rows)*nc)}
 	for _, c := range causesByName {
 		for i := range rows {
@@ -170,7 +170,7 @@ func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
 		}
 	}
 	gauge := func(name, help string, value func(*Node) float64) *dto.MetricFamily {
-		mf := &dto.MetricFamily{Name: proto(name), Help: proto(help), Type: dto.MetricType_GAUGE.Enum(),
+		mf := &dto.MetricFamily{Name: ptr(name), Help: ptr(help), Type: dto.MetricType_GAUGE.Enum(),
 			Metric: make([]*dto.Metric, 0, len(rows))}
 		for i := range rows {
 			r := &rows[i]
@@ -198,4 +198,4 @@ var causesByName = func() []Cause {
 	return cs
 }()
 
-func proto(s string) *string { return &s }
+func ptr(s string) *string { return &s }

@@ -10,8 +10,8 @@ import (
 )
 
 // Registry is a client_golang registry that gathers a collector able to
-// build its own families (a Targets and its Health, prober.Metrics,
-// explain.Metrics: a prometheus.Collector that is also a
+// build its own families (a Targets and its Health, prober.Metrics: a
+// prometheus.Collector that is also a
 // prometheus.Gatherer, most often with a Builder) from that collector's
 // Gather, and every other collector as the registry does. At 1,000
 // targets the registry's checks and sort for each series were half of a

@@ -37,9 +37,9 @@ func (c *ConnectProbe) Once(ctx context.Context) {
 	deadline := start.Add(c.timeout)
 	octx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	pc, _, err := c.ep.openProbeConn(octx, c.timeout, deadline, false)
+	pc, _, err := c.ep.openProbeConn(octx, c.timeout, deadline, nil)
 	if err == nil {
-		stop := context.AfterFunc(octx, pc.wire.Interrupt)
+		stop := context.AfterFunc(octx, pc.conn.Interrupt)
 		err = pc.exchange(pingRequest, deadline)
 		stop()
 		_ = pc.Close()

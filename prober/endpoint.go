@@ -71,7 +71,7 @@ func (e Endpoint) ClientOptions(timeout time.Duration, poolSize int) *redis.Opti
 		PipelinePoolSize:         -1,
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-		// Every reply is checked beneath go-redis (see wireConn); the
+		// Every reply is checked beneath go-redis (see guardedConn); the
 		// probe's own connections replace this with stricter limits.
 		Dialer: e.GuardedDialer(timeout),
 	}

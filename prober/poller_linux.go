@@ -38,6 +38,7 @@ import (
 // A loop runs while it has connections and exits when it has none; the
 // zero cost of an idle Poller is why nothing has to stop it.
 type Poller struct {
+	stamps *wire.Stamping
 	shards []*pollShard
 	next   atomic.Uint32 // round robin over the shards
 }
@@ -60,11 +61,20 @@ type pollShard struct {
 func NewPoller() *Poller { return newPoller(max(1, runtime.GOMAXPROCS(0)/4)) }
 
 func newPoller(loops int) *Poller {
-	p := &Poller{}
+	p := &Poller{stamps: wire.NewStamping()}
 	for range loops {
 		p.shards = append(p.shards, &pollShard{})
 	}
 	return p
+}
+
+// Stamping is the stamping state of the probe connections the loops
+// serve (nil for a nil Poller).
+func (p *Poller) Stamping() *wire.Stamping {
+	if p == nil {
+		return nil
+	}
+	return p.stamps
 }
 
 // Connections is how many probe connections the loops serve now.
@@ -138,7 +148,7 @@ func (w *worker) pollable() bool {
 	if w.probe.cfg.Poller == nil || w.pc == nil || w.owed {
 		return false
 	}
-	wc := w.pc.wire
+	wc := w.pc.conn
 	sc, plain := wc.Conn.(*wire.StampedConn)
 	if !plain || sc != wc.stamps || w.pc.r.Buffered() > 0 || !wc.guard.Between() {
 		return false
@@ -154,12 +164,12 @@ func (w *worker) pollable() bool {
 // handOver gives the worker's open connection, and the worker, to the
 // poller (pollable said it may); false keeps both here.
 func (w *worker) handOver() bool {
-	sc := w.pc.wire.Conn.(*wire.StampedConn)
+	sc := w.pc.conn.Conn.(*wire.StampedConn)
 	fd, err := wire.Dup(sc)
 	if err != nil {
 		return false
 	}
-	pc := &pollConn{w: w, fd: fd, remote: sc.RemoteAddr(), guard: w.pc.wire.guard, sent: sc.Sent()}
+	pc := &pollConn{w: w, fd: fd, remote: sc.RemoteAddr(), guard: w.pc.conn.guard, sent: sc.Sent()}
 	// The worker is the loop's once adopted: nothing of it is touched here
 	// after that.
 	own := w.pc
@@ -168,7 +178,7 @@ func (w *worker) handOver() bool {
 	if !w.probe.cfg.Poller.adopt(pc) {
 		_ = unix.Close(fd)
 		w.pc = own
-		w.conn.Store(own.wire)
+		w.conn.Store(own.conn)
 		return false
 	}
 	_ = own.Close()
@@ -541,22 +551,11 @@ func (l *pollLoop) complete(pc *pollConn, data []byte, late bool) {
 	if !pc.ex.TX {
 		l.drain(pc)
 	}
-	if late && arrival(pc.ex).After(pc.deadline) {
+	if late && wire.LateReply(pc.ex, pc.deadline) {
 		// It came, but after its deadline: a timeout at its true age.
 		err, end = timedOut(pc), time.Now()
 	}
 	l.finish(pc, err, end)
-}
-
-// arrival is when the reply's last bytes reached the kernel, on the
-// monotonic clock, by its RX stamp. Without one it is when the reply was
-// read: the request is then timed by the prober's own clock, which says it
-// took longer than its timeout.
-func arrival(ex wire.Exchange) time.Time {
-	if !ex.RX {
-		return ex.ReadAt
-	}
-	return ex.ReadAt.Add(-ex.ReadAt.Round(0).Sub(ex.RXWall))
 }
 
 // finish settles the request with its outcome: the worker records it, and
@@ -577,25 +576,19 @@ func (l *pollLoop) finish(pc *pollConn, err error, end time.Time) {
 	l.next(pc)
 }
 
-// keepAfter says whether a request that timed out leaves its connection in
-// step, so that the next slot keeps it: its reply came whole after the
-// deadline, or none of it has come yet (then it is owed, read and dropped
-// when it comes). A connection given up on for each late reply cost a
-// loaded host a connect(2) and the server a new client each time: at 1,000
-// targets on two CPUs, connections reopened at every timed-out slot took a
-// fifth of the prober's CPU, which kept the replies late and the targets
-// down (docs/performance.md, "A timeout keeps its connection"). A timeout
-// amid a reply, or any other failure, still gives the connection up.
+// keepAfter says whether a request that failed with err leaves its
+// connection in step, by wire.AfterTimeout; an owed reply is read and
+// dropped when it comes.
 func (l *pollLoop) keepAfter(pc *pollConn, err error) bool {
-	if !errors.Is(err, os.ErrDeadlineExceeded) || pc.dead != nil || !pc.guard.Between() {
+	if !errors.Is(err, os.ErrDeadlineExceeded) || pc.dead != nil {
 		return false
 	}
-	switch pc.guard.Replies() - pc.replies {
-	case 0:
+	switch wire.AfterTimeout(pc.guard.Replies()-pc.replies, pc.guard.Between()) {
+	case wire.KeepOwed:
 		l.setOwed(pc, true)
-		pc.owedBy = pc.deadline.Add(owedPatience * pc.w.probe.cfg.Timeout)
+		pc.owedBy = wire.OwedBy(pc.deadline, pc.w.probe.cfg.Timeout)
 		return true
-	case 1:
+	case wire.KeepInStep:
 		return true
 	}
 	return false
@@ -623,7 +616,7 @@ func (l *pollLoop) readOwed(pc *pollConn) {
 					pc.dead = errUnasked
 				}
 				rx, stamped := wire.RXStamp(l.oob[:oobn])
-				pc.w.freeAt = arrival(wire.Exchange{ReadAt: time.Now(), RXWall: rx, RX: stamped})
+				pc.w.freeAt = wire.ReplyArrival(wire.Exchange{ReadAt: time.Now(), RXWall: rx, RX: stamped})
 			}
 		}
 	}

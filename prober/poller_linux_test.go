@@ -232,12 +232,12 @@ func manualLoop(t *testing.T, ep Endpoint, timeout time.Duration) (*pollLoop, *p
 	w := &worker{probe: p, ctx: ctx, done: func() {},
 		reqs: [][]byte{encodeArgs([]any{"PING"})}}
 	w.unpolled = true // a handed-back worker stays on its goroutine
-	c, stampErr, err := ep.dialWire(ctx, time.Second, resp.Probe, true)
+	c, stampErr, err := ep.dialWire(ctx, time.Second, resp.Probe, wire.NewStamping())
 	if err != nil || stampErr != nil {
 		t.Fatal(err, stampErr)
 	}
 	// The cases below need RX stamps, so they start once a reply carries one.
-	pcn := &probeConn{wire: c, r: resp.NewReader(c, probeReadBuffer)}
+	pcn := &probeConn{conn: c, r: resp.NewReader(c, probeReadBuffer)}
 	awaitRXStamp(t, c, func() error {
 		return pcn.exchange(encodeArgs([]any{"PING"}), time.Now().Add(time.Second))
 	})

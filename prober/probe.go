@@ -64,6 +64,9 @@ type Probe struct {
 	ep     Endpoint
 	rec    Recorder
 	faults *FaultLog
+	// stamps is the stamping state the probe's connections share: the
+	// Poller's, or the probe's own without one.
+	stamps *wire.Stamping
 }
 
 // NewProbe wires a probe; Run starts it.
@@ -71,7 +74,11 @@ func NewProbe(cfg ProbeConfig, ep Endpoint, rec Recorder, faults *FaultLog) *Pro
 	if cfg.Connections < 1 {
 		cfg.Connections = 1
 	}
-	return &Probe{cfg: cfg, ep: ep, rec: rec, faults: faults}
+	stamps := cfg.Poller.Stamping()
+	if stamps == nil {
+		stamps = wire.NewStamping()
+	}
+	return &Probe{cfg: cfg, ep: ep, rec: rec, faults: faults, stamps: stamps}
 }
 
 // Run probes until ctx is done. Every worker is stopped and every connection
@@ -122,12 +129,12 @@ type worker struct {
 	probe  *Probe
 	sched  *Timetable
 	ctx    context.Context
-	done   func()                   // the worker has stopped for good
-	pc     *probeConn               // the open connection, nil until one is needed
-	conn   atomic.Pointer[wireConn] // pc's socket, for a stop to interrupt
-	timer  *time.Timer              // reused for every wait, so waiting allocates nothing
-	reqs   [][]byte                 // each command, encoded once for all workers
-	logged bool                     // the missing kernel stamps were logged
+	done   func()                      // the worker has stopped for good
+	pc     *probeConn                  // the open connection, nil until one is needed
+	conn   atomic.Pointer[guardedConn] // pc's socket, for a stop to interrupt
+	timer  *time.Timer                 // reused for every wait, so waiting allocates nothing
+	reqs   [][]byte                    // each command, encoded once for all workers
+	logged bool                        // the missing kernel stamps were logged
 	// unpolled: the poller could not take a connection, so none is offered
 	// to it again.
 	unpolled bool
@@ -230,7 +237,7 @@ func (w *worker) run() (pollable bool) {
 			err = w.awaitOwed(deadline)
 		}
 		if err == nil {
-			w.replies = w.pc.wire.guard.Replies()
+			w.replies = w.pc.conn.guard.Replies()
 			err = w.pc.exchange(w.reqs[s.ci], deadline)
 		}
 		end := time.Now()
@@ -238,9 +245,9 @@ func (w *worker) run() (pollable bool) {
 			return false // cut by the caller (a stop, the end of a window): not a Redis fault
 		}
 		var ex wire.Exchange
-		stamped := w.pc != nil && w.pc.wire.stamps != nil
+		stamped := w.pc != nil && w.pc.conn.stamps != nil
 		if stamped && !dialed {
-			ex = w.pc.wire.stamps.Last()
+			ex = w.pc.conn.stamps.Last()
 			// Before its Record, as the loop does for its own.
 			if ns, ok := w.pc.network(ex, end); ok {
 				w.probe.rec.RecordNetwork(ns)
@@ -284,31 +291,27 @@ func (w *worker) settle(s *slotTiming, err error, end time.Time, userClock bool,
 }
 
 // keepAfter says whether a request that failed with err leaves the
-// connection in step, so that the next slot keeps it: a read that timed out
-// before any of the reply came (the reply is then owed), as the poller
-// decides for its own (pollLoop.keepAfter, where the reasons are). A
-// connection that owes its reply past owedBy is given up on.
+// connection in step, so that the next slot keeps it (wire.AfterTimeout,
+// the rule the poller keeps too). A connection that owes its reply past
+// owedBy is given up on.
 func (w *worker) keepAfter(err error) bool {
 	if w.pc == nil || !readTimeout(err) {
 		return false
 	}
-	g := w.pc.wire.guard
-	if !g.Between() || w.pc.r.Buffered() > 0 || g.Replies() != w.replies {
+	g := w.pc.conn.guard
+	switch wire.AfterTimeout(g.Replies()-w.replies, g.Between() && w.pc.r.Buffered() == 0) {
+	case wire.KeepOwed:
+	case wire.KeepInStep:
+		return true
+	default:
 		return false
 	}
 	now := time.Now()
 	if !w.owed {
-		w.owed, w.owedBy = true, now.Add(owedPatience*w.probe.cfg.Timeout)
+		w.owed, w.owedBy = true, wire.OwedBy(now, w.probe.cfg.Timeout)
 	}
 	return now.Before(w.owedBy)
 }
-
-// owedPatience is how many timeouts past its own deadline a connection
-// waits for an owed reply before it is given up on and a new one opened:
-// long enough for the late replies of a loaded server, short enough that
-// a connection whose peer is gone (a failover, a path that lost its
-// state) is not kept for long after new ones would work.
-const owedPatience = 2
 
 // errUnasked is a server that sent bytes while no request was out: the
 // stream is out of step.
@@ -326,19 +329,19 @@ func readTimeout(err error) bool {
 // server's (freeAt, heldOnWire).
 func (w *worker) awaitOwed(deadline time.Time) error {
 	pc := w.pc
-	_ = pc.wire.SetDeadline(deadline)
+	_ = pc.conn.SetDeadline(deadline)
 	if _, _, err := pc.r.Reply(); err != nil {
 		if _, replied := err.(resp.ErrorReply); !replied {
 			return err
 		}
 	}
-	if pc.r.Buffered() > 0 || !pc.wire.guard.Between() {
+	if pc.r.Buffered() > 0 || !pc.conn.guard.Between() {
 		return errUnasked
 	}
 	w.owed = false
 	w.freeAt = time.Now()
-	if pc.wire.stamps != nil {
-		if rx, _, ok := pc.wire.stamps.LastRead(); ok {
+	if pc.conn.stamps != nil {
+		if rx, _, ok := pc.conn.stamps.LastRead(); ok {
 			w.freeAt = rx
 		}
 	}
@@ -351,7 +354,7 @@ func (w *worker) open(ctx context.Context, deadline time.Time) error {
 		return nil
 	}
 	p := w.probe
-	pc, stampErr, err := p.ep.openProbeConn(ctx, p.cfg.Timeout, deadline, true)
+	pc, stampErr, err := p.ep.openProbeConn(ctx, p.cfg.Timeout, deadline, p.stamps)
 	if stampErr != nil && !w.logged && p.faults != nil {
 		w.logged = true
 		p.faults.Logger().Info("kernel timestamps unavailable; probe latency is read from the prober's own clock",
@@ -361,11 +364,11 @@ func (w *worker) open(ctx context.Context, deadline time.Time) error {
 		return err
 	}
 	w.pc = pc
-	w.conn.Store(pc.wire)
-	p.rec.SetClock(pc.wire.Clock())
+	w.conn.Store(pc.conn)
+	p.rec.SetClock(pc.conn.Clock())
 	if ctx.Err() != nil {
 		// A stop that came while the connection was stored missed it.
-		pc.wire.Interrupt()
+		pc.conn.Interrupt()
 	}
 	return nil
 }

@@ -61,9 +61,9 @@ func BenchmarkProcessPing(b *testing.B) {
 	srv := redistest.Start(b)
 	ep := Endpoint{Network: "tcp", Addr: srv.Addr()}
 	opts := ep.ClientOptions(time.Second, 1)
-	var wc *wireConn
+	var wc *guardedConn
 	opts.Dialer = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		c, _, err := ep.dialWire(ctx, time.Second, resp.Probe, true)
+		c, _, err := ep.dialWire(ctx, time.Second, resp.Probe, wire.NewStamping())
 		wc = c
 		return c, err
 	}
@@ -95,7 +95,7 @@ func BenchmarkProcessPing(b *testing.B) {
 func BenchmarkProbeExchange(b *testing.B) {
 	srv := redistest.Start(b)
 	ep := Endpoint{Network: "tcp", Addr: srv.Addr()}
-	pc, _, err := ep.openProbeConn(context.Background(), time.Second, time.Now().Add(time.Second), true)
+	pc, _, err := ep.openProbeConn(context.Background(), time.Second, time.Now().Add(time.Second), wire.NewStamping())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,8 +106,8 @@ func BenchmarkProbeExchange(b *testing.B) {
 		if err := pc.exchange(ping, time.Now().Add(time.Second)); err != nil {
 			b.Fatal(err)
 		}
-		if pc.wire.stamps != nil {
-			_ = pc.wire.stamps.Last()
+		if pc.conn.stamps != nil {
+			_ = pc.conn.stamps.Last()
 		}
 	}
 }
@@ -118,7 +118,7 @@ func BenchmarkProbeExchange(b *testing.B) {
 func BenchmarkRawPing(b *testing.B) {
 	srv := redistest.Start(b)
 	ep := Endpoint{Network: "tcp", Addr: srv.Addr()}
-	c, _, err := ep.dialWire(context.Background(), time.Second, resp.Probe, true)
+	c, _, err := ep.dialWire(context.Background(), time.Second, resp.Probe, wire.NewStamping())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,13 +13,13 @@ import (
 )
 
 // probeConn is one probe connection: the probe's commands, encoded once,
-// sent one at a time over a wireConn and their replies read by the RESP
+// sent one at a time over a guardedConn and their replies read by the RESP
 // codec. The probe speaks RESP2 itself rather than through go-redis: at a
 // thousand targets go-redis's pool, hooks and per-call deadlines cost more
 // of a core than the requests (see docs/scaling.md), and a probe needs
 // none of them.
 type probeConn struct {
-	wire *wireConn
+	conn *guardedConn
 	r    *resp.Reader
 	// tcp is the TCP socket beneath the stream (under TLS too), for its
 	// TCP_INFO on a goroutine (network); nil for a unix socket, which has
@@ -33,17 +33,17 @@ type probeConn struct {
 const probeReadBuffer = 1024
 
 // openProbeConn dials the endpoint and readies the connection
-// (Handshake). Stamped asks the
+// (Handshake). stamps, when set, asks the
 // kernel to timestamp the socket's traffic; stampErr says why it could
 // not (the connection works all the same). The handshake must be done by
 // deadline. An error the server replied with comes back as resp.ErrorReply
 // itself, never wrapped around the password.
-func (e Endpoint) openProbeConn(ctx context.Context, timeout time.Duration, deadline time.Time, stamped bool) (pc *probeConn, stampErr, err error) {
-	c, stampErr, err := e.dialWire(ctx, timeout, resp.Probe, stamped)
+func (e Endpoint) openProbeConn(ctx context.Context, timeout time.Duration, deadline time.Time, stamps *wire.Stamping) (pc *probeConn, stampErr, err error) {
+	c, stampErr, err := e.dialWire(ctx, timeout, resp.Probe, stamps)
 	if err != nil {
 		return nil, nil, err
 	}
-	pc = &probeConn{wire: c, r: resp.NewReader(c, probeReadBuffer)}
+	pc = &probeConn{conn: c, r: resp.NewReader(c, probeReadBuffer)}
 	// A stop during the handshake wakes it, as it wakes a request.
 	stop := context.AfterFunc(ctx, c.Interrupt)
 	defer stop()
@@ -133,15 +133,15 @@ func (e Endpoint) Handshake(roundTrip func(req []byte) error) (step string, err 
 
 // exchange sends one encoded request and reads its reply, all by deadline.
 func (pc *probeConn) exchange(req []byte, deadline time.Time) error {
-	_ = pc.wire.SetDeadline(deadline)
-	if _, err := pc.wire.Write(req); err != nil {
+	_ = pc.conn.SetDeadline(deadline)
+	if _, err := pc.conn.Write(req); err != nil {
 		return err
 	}
 	_, _, err := pc.r.Reply()
 	return err
 }
 
-func (pc *probeConn) Close() error { return pc.wire.Close() }
+func (pc *probeConn) Close() error { return pc.conn.Close() }
 
 // encodeArgs encodes one command of a template's arguments (strings and
 // integers).

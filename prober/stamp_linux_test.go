@@ -30,9 +30,9 @@ import (
 func stampedPings(t *testing.T, ep Endpoint, n int) {
 	t.Helper()
 	opts := ep.ClientOptions(time.Second, 1)
-	var wc *wireConn
+	var wc *guardedConn
 	opts.Dialer = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		c, stampErr, err := ep.dialWire(ctx, time.Second, resp.Probe, true)
+		c, stampErr, err := ep.dialWire(ctx, time.Second, resp.Probe, wire.NewStamping())
 		if stampErr != nil {
 			t.Errorf("no stamps on %s: %v", ep, stampErr)
 		}
@@ -92,7 +92,7 @@ func stampedPings(t *testing.T, ep Endpoint, n int) {
 // same way when the last one closes, so the first replies on a new socket
 // may carry none. A busy host runs that work item late, so the wait is
 // bounded by time (and a count), not by a few replies.
-func awaitRXStamp(t *testing.T, c *wireConn, exchange func() error) {
+func awaitRXStamp(t *testing.T, c *guardedConn, exchange func() error) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for i := 0; !c.stamps.Last().RX; i++ {

@@ -50,11 +50,21 @@ type StampedConn struct {
 	// readDead is the read deadline in force (Unix nanoseconds, 0 for
 	// none), for the fast wait; a stop sets it from another goroutine.
 	readDead atomic.Int64
-	// load: a burst connection, whose reads never wait in the probes'
-	// blocking ppoll slot (fastSlots): it reads, and parks on the
-	// netpoller when nothing is there yet, like any Go socket.
-	load bool
+	// fast is the blocking-wait slot its reads may take (Stamping's); nil
+	// for a burst connection, whose reads park on the netpoller when
+	// nothing is there yet, like any Go socket.
+	fast chan struct{}
 }
+
+// Stamping is what the stamped probe connections of one event loop share:
+// the slot of the blocking wait their reads take (fastWait). It bounds the
+// reads waiting in ppoll(2) at once, each of which holds an OS thread and,
+// until sysmon retakes it, a P; the others (and a wait past fastWait) park
+// on the netpoller as usual.
+type Stamping struct{ fast chan struct{} }
+
+// NewStamping returns the shared state of one loop's probe connections.
+func NewStamping() *Stamping { return &Stamping{fast: make(chan struct{}, 1)} }
 
 // Stamp turns kernel timestamping on for a connected TCP socket that
 // carries one request at a time (a probe's). The kernel refuses OPT_ID
@@ -62,7 +72,16 @@ type StampedConn struct {
 // before anything is written. It fails where the kernel gives no stamps
 // (unix sockets, a kernel that refuses the option): the caller then times
 // by its own clock.
-func Stamp(c net.Conn) (*StampedConn, error) {
+func (st *Stamping) Stamp(c net.Conn) (*StampedConn, error) {
+	s, err := stamp(c)
+	if err != nil {
+		return nil, err
+	}
+	s.fast = st.fast
+	return s, nil
+}
+
+func stamp(c net.Conn) (*StampedConn, error) {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return nil, ErrNoStamps
@@ -88,15 +107,8 @@ func Stamp(c net.Conn) (*StampedConn, error) {
 }
 
 // StampLoad is Stamp for a connection that carries load (many requests in
-// flight): its reads never take the probes' one blocking-wait slot.
-func StampLoad(c net.Conn) (*StampedConn, error) {
-	s, err := Stamp(c)
-	if err != nil {
-		return nil, err
-	}
-	s.load = true
-	return s, nil
-}
+// flight): its reads never take the probes' blocking-wait slot.
+func StampLoad(c net.Conn) (*StampedConn, error) { return stamp(c) }
 
 // OOB is a buffer for the control messages of a read (its RX stamp).
 func OOB() []byte { return make([]byte, unix.CmsgSpace(3*16)) }
@@ -142,11 +154,6 @@ func (s *StampedConn) setReadDead(t time.Time) {
 // C client's; blocked in ppoll it is level (see docs/architecture.md).
 const fastWait = time.Millisecond
 
-// fastSlots bounds the reads waiting in ppoll(2) at once, process-wide:
-// each holds an OS thread and, until sysmon retakes it, a P. The others
-// (and a wait past fastWait) park on the netpoller as usual.
-var fastSlots = make(chan struct{}, 1)
-
 // poll waits for the reply in a blocking ppoll(2) of at most fastWait, and
 // reads it when it comes.
 func (s *StampedConn) poll(fd uintptr) {
@@ -184,11 +191,11 @@ func (s *StampedConn) poll(fd uintptr) {
 
 func (s *StampedConn) Read(b []byte) (int, error) {
 	s.buf, s.n, s.oobn, s.err, s.got = b, 0, 0, nil, false
-	if !s.load {
+	if s.fast != nil {
 		select {
-		case fastSlots <- struct{}{}:
+		case s.fast <- struct{}{}:
 			_ = s.rc.Control(s.pollFn)
-			<-fastSlots
+			<-s.fast
 		default:
 		}
 	}

@@ -41,7 +41,7 @@ func TestStaleTXStampNotMatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Stamp(raw)
+	s, err := NewStamping().Stamp(raw)
 	if err != nil {
 		raw.Close()
 		t.Fatal(err)

@@ -8,8 +8,14 @@ import "net"
 // read the prober's own clock (ClockUser).
 type StampedConn struct{ net.Conn }
 
+// Stamping holds nothing off Linux.
+type Stamping struct{}
+
+// NewStamping returns a Stamping.
+func NewStamping() *Stamping { return &Stamping{} }
+
 // Stamp fails off Linux: there are no kernel timestamps.
-func Stamp(net.Conn) (*StampedConn, error) { return nil, ErrNoStamps }
+func (*Stamping) Stamp(net.Conn) (*StampedConn, error) { return nil, ErrNoStamps }
 
 // StampLoad fails off Linux: there are no kernel timestamps.
 func StampLoad(net.Conn) (*StampedConn, error) { return nil, ErrNoStamps }

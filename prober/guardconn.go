@@ -17,7 +17,7 @@ import (
 	"github.com/redis-prober/redis-prober/wire"
 )
 
-// wireConn is every connection the prober opens to Redis, beneath go-redis
+// guardedConn is every connection the prober opens to Redis, beneath go-redis
 // or the burst codec: the one place where what crosses the wire is checked
 // and timed.
 //
@@ -33,7 +33,7 @@ import (
 //   - limit caps every deadline go-redis sets: the probe's own "this
 //     request is charged from here and times out then", which go-redis
 //     cannot express per call without a context allocation.
-type wireConn struct {
+type guardedConn struct {
 	net.Conn
 	guard       *resp.Guard
 	stamps      *wire.StampedConn
@@ -46,7 +46,7 @@ type wireConn struct {
 	lastErr string
 }
 
-var _ net.Conn = (*wireConn)(nil)
+var _ net.Conn = (*guardedConn)(nil)
 
 // GuardConn wraps c so that every byte read from it is checked against lim
 // (lengths, counts, nesting, line length): a reply that breaks a bound
@@ -58,11 +58,11 @@ func GuardConn(c net.Conn, lim resp.Limits) (net.Conn, *resp.Guard) {
 	return g, g.guard
 }
 
-func guard(c net.Conn, lim resp.Limits) *wireConn {
-	return &wireConn{Conn: c, guard: resp.New(lim)}
+func guard(c net.Conn, lim resp.Limits) *guardedConn {
+	return &guardedConn{Conn: c, guard: resp.New(lim)}
 }
 
-func (c *wireConn) Read(b []byte) (int, error) {
+func (c *guardedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	err = withoutSource(err)
 	if n > 0 {
@@ -86,7 +86,7 @@ func (c *wireConn) Read(b []byte) (int, error) {
 // -DENIED, -ERR max number of clients reached) by writing an error reply
 // and closing, so the client's write fails with a broken pipe or a reset
 // while Redis's own words wait unread in the socket.
-func (c *wireConn) Write(b []byte) (int, error) {
+func (c *guardedConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	if err != nil {
 		err = withoutSource(err)
@@ -133,7 +133,7 @@ const maxLastWords = 512
 // lastWords reads, briefly, an error line the server left before hanging
 // up. It reads beneath the guard on purpose: the connection is done, and
 // only one bounded line is taken from it.
-func (c *wireConn) lastWords() string {
+func (c *guardedConn) lastWords() string {
 	_ = c.Conn.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
 	var buf [maxLastWords]byte
 	n, _ := io.ReadAtLeast(c.Conn, buf[:], 1)
@@ -166,7 +166,7 @@ func (e *ServerRefusal) Unwrap() error { return e.Err }
 // pastDeadline is a deadline long gone, to wake a blocked read or write.
 var pastDeadline = time.Unix(1, 0)
 
-func (c *wireConn) capped(t time.Time) time.Time {
+func (c *guardedConn) capped(t time.Time) time.Time {
 	if c.interrupted.Load() {
 		return pastDeadline
 	}
@@ -176,23 +176,23 @@ func (c *wireConn) capped(t time.Time) time.Time {
 	return t
 }
 
-func (c *wireConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.capped(t)) }
-func (c *wireConn) SetReadDeadline(t time.Time) error {
+func (c *guardedConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.capped(t)) }
+func (c *guardedConn) SetReadDeadline(t time.Time) error {
 	return c.Conn.SetReadDeadline(c.capped(t))
 }
-func (c *wireConn) SetWriteDeadline(t time.Time) error {
+func (c *guardedConn) SetWriteDeadline(t time.Time) error {
 	return c.Conn.SetWriteDeadline(c.capped(t))
 }
 
 // Interrupt wakes a request blocked on this connection from another
 // goroutine (a stop), and keeps every later deadline in the past.
-func (c *wireConn) Interrupt() {
+func (c *guardedConn) Interrupt() {
 	c.interrupted.Store(true)
 	_ = c.Conn.SetDeadline(pastDeadline)
 }
 
 // Clock tells which clock this connection's requests are timed by.
-func (c *wireConn) Clock() wire.Clock {
+func (c *guardedConn) Clock() wire.Clock {
 	if c.stamps != nil {
 		return wire.ClockKernel
 	}
@@ -212,10 +212,10 @@ func (e Endpoint) TLSClient(raw net.Conn) *tls.Conn {
 }
 
 // dialWire opens an ordinary (netpoller) connection to the endpoint, TLS
-// when asked, with every reply checked against lim; with stamped set it asks
+// when asked, with every reply checked against lim; with stamps set it asks
 // the kernel to timestamp the socket's traffic, and says in the returned
 // error when it cannot (the connection works all the same).
-func (e Endpoint) dialWire(ctx context.Context, timeout time.Duration, lim resp.Limits, stamped bool) (c *wireConn, stampErr, err error) {
+func (e Endpoint) dialWire(ctx context.Context, timeout time.Duration, lim resp.Limits, stamps *wire.Stamping) (c *guardedConn, stampErr, err error) {
 	d := net.Dialer{Timeout: timeout, KeepAlive: -1}
 	raw, err := d.DialContext(ctx, e.Network, e.Addr)
 	if err != nil {
@@ -228,8 +228,8 @@ func (e Endpoint) dialWire(ctx context.Context, timeout time.Duration, lim resp.
 		sc     *wire.StampedConn
 		stream = raw
 	)
-	if stamped {
-		if sc, stampErr = wire.Stamp(raw); stampErr == nil {
+	if stamps != nil {
+		if sc, stampErr = stamps.Stamp(raw); stampErr == nil {
 			stream = sc
 		}
 	}
@@ -249,8 +249,8 @@ func (e Endpoint) dialWire(ctx context.Context, timeout time.Duration, lim resp.
 }
 
 // dialGuarded is dialWire for control traffic: bounded, not stamped.
-func (e Endpoint) dialGuarded(ctx context.Context, timeout time.Duration, lim resp.Limits) (*wireConn, error) {
-	c, _, err := e.dialWire(ctx, timeout, lim, false)
+func (e Endpoint) dialGuarded(ctx context.Context, timeout time.Duration, lim resp.Limits) (*guardedConn, error) {
+	c, _, err := e.dialWire(ctx, timeout, lim, nil)
 	return c, err
 }
 
@@ -261,7 +261,7 @@ func (e Endpoint) dialGuarded(ctx context.Context, timeout time.Duration, lim re
 // system call before every request, and a probe that meets a dead
 // connection reports what a client would meet.
 type checkableConn struct {
-	*wireConn
+	*guardedConn
 	sys syscall.Conn
 }
 

@@ -170,6 +170,11 @@ func (o *Outages) Flush(now time.Time) {
 	defer o.mu.Unlock()
 	o.armed = time.Time{}
 	o.flushIfDue(now)
+	if !o.due.IsZero() {
+		// A flush on an event may have moved the due time past the
+		// timer that calls this one.
+		o.arm(now, o.due)
+	}
 }
 
 // event is when a spell's next line is owed: its start, or its end

@@ -264,6 +264,30 @@ func TestOutagesTimerFlushes(t *testing.T) {
 	}
 }
 
+// A line due after a flush that an event made before the timer's is still
+// flushed by a timer.
+func TestOutagesTimerAfterAnEventsFlush(t *testing.T) {
+	start := time.Date(2026, 12, 7, 20, 0, 0, 0, time.UTC)
+	now := start
+	h := newLineRecorder()
+	o := newOutages(slog.New(h), func() time.Time { return now })
+	var fire []func()
+	o.after = func(_ time.Duration, f func()) { fire = append(fire, f) }
+	a, b := o.Node(slog.New(h), "s1", "a"), o.Node(slog.New(h), "s2", "b")
+	a.Fail("ping", refused, now)
+	now = start.Add(Window + Window/2)
+	b.Fail("ping", refused, now) // a's line is out, b's owed
+	fire[0]()                    // late: nothing due, b's timer set
+	if len(fire) != 2 {
+		t.Fatalf("%d timers set, want 2 (a's, then b's)", len(fire))
+	}
+	now = now.Add(Window)
+	fire[1]()
+	if got := h.lines(); len(got) != 2 || !strings.Contains(got[1], "server=s2") {
+		t.Errorf("lines %q, want a's and b's", got)
+	}
+}
+
 // A node that stops while down is forgotten: no line waits for it.
 func TestOutagesCloseForgets(t *testing.T) {
 	start := time.Now()

@@ -64,8 +64,8 @@ type ev struct {
 func flush(ms int) ev { return ev{ms: ms} }
 
 var (
-	refused = errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
-	timeout = errors.New("read tcp 127.0.0.1:6379: i/o timeout")
+	errRefused = errors.New("dial tcp 127.0.0.1:6379: connect: connection refused")
+	errTimeout = errors.New("read tcp 127.0.0.1:6379: i/o timeout")
 )
 
 // nodes "a".."z" of server s1 unless named "server/target".
@@ -116,81 +116,81 @@ func TestOutagesLines(t *testing.T) {
 	}{
 		{"healthy", trace(every(0, nil, "a"), every(100, nil, "a"), []ev{flush(10000)}), nil},
 		{"one node down then up", trace(
-			every(0, refused, "a"), every(100, timeout, "a"), every(5000, nil, "a"), []ev{flush(20000)}),
+			every(0, errRefused, "a"), every(100, errTimeout, "a"), every(5000, nil, "a"), []ev{flush(20000)}),
 			[]string{
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s1 target=a",
-				"INFO redis recovered after_failures=2 down_for=5s last_error=" + timeout.Error() + " server=s1 target=a",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s1 target=a",
+				"INFO redis recovered after_failures=2 down_for=5s last_error=" + errTimeout.Error() + " server=s1 target=a",
 			}},
 		{"every source of a node is one spell", trace(
-			[]ev{{0, "a", refused}, {10, "a", refused}, {500, "a", refused}, {3000, "a", nil}}, []ev{flush(20000)}),
+			[]ev{{0, "a", errRefused}, {10, "a", errRefused}, {500, "a", errRefused}, {3000, "a", nil}}, []ev{flush(20000)}),
 			[]string{
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s1 target=a",
-				"INFO redis recovered after_failures=3 down_for=3s last_error=" + refused.Error() + " server=s1 target=a",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s1 target=a",
+				"INFO redis recovered after_failures=3 down_for=3s last_error=" + errRefused.Error() + " server=s1 target=a",
 			}},
 		{"twenty nodes of a server are one line down and one back", trace(
-			every(0, refused, twenty[:10]...), every(300, refused, twenty[10:]...),
+			every(0, errRefused, twenty[:10]...), every(300, errRefused, twenty[10:]...),
 			every(4000, nil, twenty[:15]...), every(4500, nil, twenty[15:]...), []ev{flush(20000)}),
 			[]string{
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s1 target_names=t00,t01,t02,t03,t04 (+15 more) targets_down=20",
-				"INFO redis recovered after_failures=1 down_for=4s last_error=" + refused.Error() + " server=s1 target_names=t00,t01,t02,t03,t04 (+15 more) targets_up=20",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s1 target_names=t00,t01,t02,t03,t04 (+15 more) targets_down=20",
+				"INFO redis recovered after_failures=1 down_for=4s last_error=" + errRefused.Error() + " server=s1 target_names=t00,t01,t02,t03,t04 (+15 more) targets_up=20",
 			}},
 		{"a failure soon after the answer is the same spell", trace(
-			every(0, refused, "a"), every(3000, nil, "a"), every(3500, refused, "a"), every(3600, nil, "a"), []ev{flush(20000)}),
+			every(0, errRefused, "a"), every(3000, nil, "a"), every(3500, errRefused, "a"), every(3600, nil, "a"), []ev{flush(20000)}),
 			[]string{
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s1 target=a",
-				"INFO redis recovered after_failures=2 down_for=3.6s last_error=" + refused.Error() + " server=s1 target=a",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s1 target=a",
+				"INFO redis recovered after_failures=2 down_for=3.6s last_error=" + errRefused.Error() + " server=s1 target=a",
 			}},
 		{"down again after the grace is a new spell", trace(
-			every(0, refused, "a"), every(3000, nil, "a"), every(9000, refused, "a"), every(12000, nil, "a"), []ev{flush(30000)}),
+			every(0, errRefused, "a"), every(3000, nil, "a"), every(9000, errRefused, "a"), every(12000, nil, "a"), []ev{flush(30000)}),
 			[]string{
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s1 target=a",
-				"INFO redis recovered after_failures=1 down_for=3s last_error=" + refused.Error() + " server=s1 target=a",
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s1 target=a",
-				"INFO redis recovered after_failures=1 down_for=3s last_error=" + refused.Error() + " server=s1 target=a",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s1 target=a",
+				"INFO redis recovered after_failures=1 down_for=3s last_error=" + errRefused.Error() + " server=s1 target=a",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s1 target=a",
+				"INFO redis recovered after_failures=1 down_for=3s last_error=" + errRefused.Error() + " server=s1 target=a",
 			}},
 		{"over before its line is one brief line", trace(
-			every(0, timeout, "a"), every(100, nil, "a"), []ev{flush(20000)}),
-			[]string{"INFO redis failed briefly err=" + timeout.Error() + " failures=1 for=100ms server=s1 target=a"}},
+			every(0, errTimeout, "a"), every(100, nil, "a"), []ev{flush(20000)}),
+			[]string{"INFO redis failed briefly err=" + errTimeout.Error() + " failures=1 for=100ms server=s1 target=a"}},
 		{"brief failures again and again say so once in a while", trace(
-			every(0, timeout, "a"), every(100, nil, "a"),
-			every(15000, timeout, "a"), every(15100, nil, "a"),
-			every(30000, timeout, "a"), every(30100, nil, "a"), []ev{flush(40000)}),
+			every(0, errTimeout, "a"), every(100, nil, "a"),
+			every(15000, errTimeout, "a"), every(15100, nil, "a"),
+			every(30000, errTimeout, "a"), every(30100, nil, "a"), []ev{flush(40000)}),
 			[]string{
-				"INFO redis failed briefly err=" + timeout.Error() + " failures=1 for=100ms server=s1 target=a",
-				"DEBUG redis failed briefly err=" + timeout.Error() + " failures=1 server=s1 target=a",
-				"DEBUG redis failed briefly err=" + timeout.Error() + " failures=1 server=s1 target=a",
+				"INFO redis failed briefly err=" + errTimeout.Error() + " failures=1 for=100ms server=s1 target=a",
+				"DEBUG redis failed briefly err=" + errTimeout.Error() + " failures=1 server=s1 target=a",
+				"DEBUG redis failed briefly err=" + errTimeout.Error() + " failures=1 server=s1 target=a",
 			}},
 		{"down soon after a brief failure", trace(
-			every(0, timeout, "a"), every(100, nil, "a"), every(1500, refused, "a"), every(6000, nil, "a"), []ev{flush(20000)}),
+			every(0, errTimeout, "a"), every(100, nil, "a"), every(1500, errRefused, "a"), every(6000, nil, "a"), []ev{flush(20000)}),
 			[]string{
-				"INFO redis failed briefly err=" + timeout.Error() + " failures=1 for=100ms server=s1 target=a",
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s1 target=a",
-				"INFO redis recovered after_failures=1 down_for=4.5s last_error=" + refused.Error() + " server=s1 target=a",
+				"INFO redis failed briefly err=" + errTimeout.Error() + " failures=1 for=100ms server=s1 target=a",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s1 target=a",
+				"INFO redis recovered after_failures=1 down_for=4.5s last_error=" + errRefused.Error() + " server=s1 target=a",
 			}},
 		{"two servers down together, a line each", trace(
-			every(0, refused, "s1/a", "s1/b", "s2/c"), every(5000, nil, "s1/a", "s1/b", "s2/c"), []ev{flush(20000)}),
+			every(0, errRefused, "s1/a", "s1/b", "s2/c"), every(5000, nil, "s1/a", "s1/b", "s2/c"), []ev{flush(20000)}),
 			[]string{
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s1 target_names=a,b targets_down=2",
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s2 target=c",
-				"INFO redis recovered after_failures=1 down_for=5s last_error=" + refused.Error() + " server=s1 target_names=a,b targets_up=2",
-				"INFO redis recovered after_failures=1 down_for=5s last_error=" + refused.Error() + " server=s2 target=c",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s1 target_names=a,b targets_down=2",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s2 target=c",
+				"INFO redis recovered after_failures=1 down_for=5s last_error=" + errRefused.Error() + " server=s1 target_names=a,b targets_up=2",
+				"INFO redis recovered after_failures=1 down_for=5s last_error=" + errRefused.Error() + " server=s2 target=c",
 			}},
 		{"nodes failing apart are lines apart, back together one", trace(
-			every(0, refused, "a"), every(5000, refused, "b"), every(10000, nil, "a", "b"), []ev{flush(20000)}),
+			every(0, errRefused, "a"), every(5000, errRefused, "b"), every(10000, nil, "a", "b"), []ev{flush(20000)}),
 			[]string{
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s1 target=a",
-				"WARN redis down err=" + refused.Error() + " noticed_by=ping server=s1 target=b",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s1 target=a",
+				"WARN redis down err=" + errRefused.Error() + " noticed_by=ping server=s1 target=b",
 				// Back together: one line.
-				"INFO redis recovered after_failures=1 down_for=10s last_error=" + refused.Error() + " server=s1 target_names=a,b targets_up=2",
+				"INFO redis recovered after_failures=1 down_for=10s last_error=" + errRefused.Error() + " server=s1 target_names=a,b targets_up=2",
 			}},
 		{"a host stall times out every probe at once: one line", trace(
-			every(0, timeout, stallServers...), every(150, nil, stallServers...), []ev{flush(20000)}),
-			[]string{"INFO redis failed briefly err=" + timeout.Error() + " failures=1 for=150ms server_names=s00,s01,s02,s03,s04 (+45 more) servers=50 targets=50"}},
+			every(0, errTimeout, stallServers...), every(150, nil, stallServers...), []ev{flush(20000)}),
+			[]string{"INFO redis failed briefly err=" + errTimeout.Error() + " failures=1 for=150ms server_names=s00,s01,s02,s03,s04 (+45 more) servers=50 targets=50"}},
 		{"a long stall: one line down, one back", trace(
-			every(0, timeout, stallServers...), every(2500, nil, stallServers...), []ev{flush(20000)}),
+			every(0, errTimeout, stallServers...), every(2500, nil, stallServers...), []ev{flush(20000)}),
 			[]string{
-				"WARN redis down err=" + timeout.Error() + " noticed_by=ping server_names=s00,s01,s02,s03,s04 (+45 more) servers=50 targets_down=50",
-				"INFO redis recovered after_failures=1 down_for=2.5s last_error=" + timeout.Error() + " server_names=s00,s01,s02,s03,s04 (+45 more) servers=50 targets_up=50",
+				"WARN redis down err=" + errTimeout.Error() + " noticed_by=ping server_names=s00,s01,s02,s03,s04 (+45 more) servers=50 targets_down=50",
+				"INFO redis recovered after_failures=1 down_for=2.5s last_error=" + errTimeout.Error() + " server_names=s00,s01,s02,s03,s04 (+45 more) servers=50 targets_up=50",
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,8 +239,8 @@ func TestOutagesTimerFlushes(t *testing.T) {
 	var fire []func()
 	o.after = func(d time.Duration, f func()) { timers, fire = append(timers, d), append(fire, f) }
 	a := o.Node(slog.New(h), "s1", "a")
-	a.Fail("ping", refused, now)
-	a.Fail("get", refused, now.Add(100*time.Millisecond))
+	a.Fail("ping", errRefused, now)
+	a.Fail("get", errRefused, now.Add(100*time.Millisecond))
 	if len(h.lines()) != 0 || len(timers) != 1 || timers[0] != Window {
 		t.Fatalf("before the window: lines %q, timers %v; want none and one of %v", h.lines(), timers, Window)
 	}
@@ -274,10 +274,10 @@ func TestOutagesTimerAfterAnEventsFlush(t *testing.T) {
 	var fire []func()
 	o.after = func(_ time.Duration, f func()) { fire = append(fire, f) }
 	a, b := o.Node(slog.New(h), "s1", "a"), o.Node(slog.New(h), "s2", "b")
-	a.Fail("ping", refused, now)
+	a.Fail("ping", errRefused, now)
 	now = start.Add(Window + Window/2)
-	b.Fail("ping", refused, now) // a's line is out, b's owed
-	fire[0]()                    // late: nothing due, b's timer set
+	b.Fail("ping", errRefused, now) // a's line is out, b's owed
+	fire[0]()                       // late: nothing due, b's timer set
 	if len(fire) != 2 {
 		t.Fatalf("%d timers set, want 2 (a's, then b's)", len(fire))
 	}
@@ -294,7 +294,7 @@ func TestOutagesCloseForgets(t *testing.T) {
 	h := newLineRecorder()
 	o := newOutages(slog.New(h), nil)
 	a := o.Node(slog.New(h), "s1", "a")
-	a.Fail("ping", refused, start)
+	a.Fail("ping", errRefused, start)
 	a.Close()
 	o.Flush(start.Add(time.Minute))
 	if got := h.lines(); len(got) != 0 || a.Failing() || len(o.spells) != 0 {
@@ -309,8 +309,8 @@ func TestNodeProbeSharesTheSpell(t *testing.T) {
 	o := newOutages(slog.New(h), nil)
 	n := o.Node(slog.New(h), "s1", "a")
 	f := NodeProbe(slog.New(h), n)
-	f.Observe("ping", refused, false)
-	f.Observe("get", refused, false)
+	f.Observe("ping", errRefused, false)
+	f.Observe("get", errRefused, false)
 	if !n.Failing() {
 		t.Fatal("the node is not in a spell after unanswered failures")
 	}

@@ -45,6 +45,10 @@ type TargetConfig struct {
 	// checks collector's refresh refreshes them (at most once a host
 	// read), and a target has the Redis-scope checks only.
 	HostChecks *HostChecks
+	// Spell, when set, is the node's spell of not answering, shared with
+	// its probe: a refresh Redis did not answer is logged there, once for
+	// the node whoever noticed, rather than as a collector's failure.
+	Spell *faultlog.Node
 }
 
 // Snapshot is what one refresh learned about a target.

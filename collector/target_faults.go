@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -20,9 +21,10 @@ type outcome struct {
 // logRefresh logs what a refresh found, once it is over. When Redis did
 // not answer (INFO could not be read, or a command met a refused, broken
 // or timed-out connection), every collector of the node fails at once and
-// for one reason: that is one spell of the node (reach), not a line per
-// collector, and its failures stay out of the collectors' own logs. Else
-// each collector's failure is its own (t.faults). A refresh cut by its
+// for one reason: that is one spell of the node (cfg.Spell, shared with
+// its probe, or reach where there is none), not a line per collector, and
+// its failures stay out of the collectors' own logs. Else each
+// collector's failure is its own (t.faults). A refresh cut by its
 // caller (the node stopping) says nothing of Redis and logs nothing.
 // t.refreshMu is held.
 func (t *Target) logRefresh(ctx context.Context, infoErr error, outs []outcome) {
@@ -46,7 +48,11 @@ func (t *Target) logRefresh(ctx context.Context, infoErr error, outs []outcome) 
 				failed = appendNew(failed, o.name)
 			}
 		}
-		t.reach.fail(log, first.name, first.err, failed)
+		if t.cfg.Spell != nil {
+			t.cfg.Spell.Fail("collector:"+first.name, first.err, time.Now())
+		} else {
+			t.reach.fail(log, first.name, first.err, failed)
+		}
 		for _, o := range outs {
 			if o.err == nil {
 				t.faults.Observe(o.name, nil, true)
@@ -55,7 +61,11 @@ func (t *Target) logRefresh(ctx context.Context, infoErr error, outs []outcome) 
 		return
 	}
 	if len(outs) > 0 {
-		t.reach.ok(log)
+		if t.cfg.Spell != nil {
+			t.cfg.Spell.Answered(time.Now())
+		} else {
+			t.reach.ok(log)
+		}
 	}
 	for _, o := range outs {
 		t.faults.Observe(o.name, o.err, true)

@@ -11,8 +11,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/faultlog"
+	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
 // Which failures say "Redis did not answer" (one spell of the node, one
@@ -64,5 +68,30 @@ func TestRefreshCutByCallerLogsNothing(t *testing.T) {
 	}
 	if out := logs.String(); strings.Contains(out, "collector") {
 		t.Errorf("a cancelled refresh logged:\n%s", out)
+	}
+}
+
+// With the node's spell, a refresh Redis did not answer is the spell's
+// (shared with the node's probe), not a collector's line; a refresh that
+// reads the node is its answer.
+func TestRefreshRedisDownIsTheNodesSpell(t *testing.T) {
+	srv := redistest.Start(t)
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	spell := faultlog.NewOutages(log).Node(log, srv.URL(), "t")
+	tgt := NewTarget(TargetConfig{Name: "t", Paths: hostPaths("tuned"), Commands: []string{"ping"}, Log: log, Spell: spell}, srv.Client())
+	tgt.Refresh(t.Context())
+	if spell.Failing() {
+		t.Fatal("the node is in a spell while Redis answers")
+	}
+	srv.Kill()
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	tgt.Refresh(ctx)
+	if !spell.Failing() {
+		t.Error("the node is not in a spell after a refresh Redis did not answer")
+	}
+	if out := logs.String(); strings.Contains(out, "collector failed") {
+		t.Errorf("a refresh Redis did not answer logged a collector's failure:\n%s", out)
 	}
 }

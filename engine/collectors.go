@@ -97,6 +97,7 @@ func (s *Collectors) Attach(n Node) NodeHooks {
 	cfg := collector.TargetConfig{
 		Name: t.Name, Node: t.Node, Commands: cmds, Paths: s.paths, Enabled: s.enabled, Log: log,
 		ServerClassicBuckets: s.classic, Duration: s.duration, Processes: s.processes, HostFacts: s.hostFacts, HostChecks: s.hostChecks,
+		Spell: n.Spell,
 	}
 	tgt := s.targets.NewTarget(cfg, control)
 	var failed bool

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/redis-prober/redis-prober/internal/faultlog"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -152,6 +153,9 @@ type Engine struct {
 	// poller serves every target's open probe connections from one event
 	// loop (prober.Poller).
 	poller *prober.Poller
+	// outages are the nodes' spells of not answering, one line for the
+	// nodes of a server failing together.
+	outages *faultlog.Outages
 
 	mu      sync.Mutex
 	running map[string]*runningTarget
@@ -174,7 +178,7 @@ func New(reg prometheus.Registerer, log *slog.Logger, services ...Service) *Engi
 // Metrics (bursts record into the shared latency histogram).
 func NewWithMetrics(m *prober.Metrics, log *slog.Logger, services ...Service) *Engine {
 	return &Engine{log: log, metrics: m, services: services, running: map[string]*runningTarget{},
-		poller: prober.NewPoller()}
+		poller: prober.NewPoller(), outages: faultlog.NewOutages(log)}
 }
 
 // Metrics exposes the shared recorders, for bursts and collectors wired by

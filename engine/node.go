@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/internal/faultlog"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -51,6 +52,7 @@ type runningNode struct {
 	runs         sync.WaitGroup
 	probeDone    func()
 	dones        []func() // the services' Done, in the order they attached
+	spell        *faultlog.Node
 }
 
 // startNode opens the node's control client, attaches every service and
@@ -65,7 +67,8 @@ func (e *Engine) startNode(ctx context.Context, t *Target, onError func(error), 
 	cfg.Poller = e.poller
 	names := commandNames(cfg.Commands)
 	rec := e.metrics.ForNode(t.Name, t.Node, names, t.Objective)
-	faults := prober.NewFaultLog(log)
+	spell := e.outages.Node(log, t.Endpoint.String(), nodeName(t))
+	faults := prober.NewNodeFaultLog(log, spell)
 	// Up to two control connections, opened on demand: the housekeeping
 	// loop runs its tasks one at a time and holds one; a burst's control
 	// commands and its clean-up at the end (while the keeper deletes the
@@ -73,7 +76,7 @@ func (e *Engine) startNode(ctx context.Context, t *Target, onError func(error), 
 	control := t.Endpoint.NewClient(cfg.Timeout, 2)
 	info := newInfoCache(infoTTL)
 	control.AddHook(info)
-	n := &runningNode{log: log, control: control, keeper: prober.NewKeeper(control, cfg), keyTTL: cfg.KeyTTL}
+	n := &runningNode{log: log, control: control, keeper: prober.NewKeeper(control, cfg), keyTTL: cfg.KeyTTL, spell: spell}
 
 	// A node of a Cluster or Sentinel target was logged as it joined (one
 	// line for many): its details are for debugging.
@@ -97,7 +100,7 @@ func (e *Engine) startNode(ctx context.Context, t *Target, onError func(error), 
 	var probeRec prober.Recorder = rec
 	var runs []func(context.Context)
 	var onErrors []func(error)
-	nd := Node{Target: *t, Commands: names, Control: control, CachedInfo: info.fresh}
+	nd := Node{Target: *t, Commands: names, Control: control, CachedInfo: info.fresh, Spell: spell}
 	for _, svc := range e.services {
 		h := svc.Attach(nd)
 		if h.Done != nil {
@@ -153,6 +156,16 @@ func (n *runningNode) close() {
 		done()
 	}
 	n.control.Close()
+	n.spell.Close()
+}
+
+// nodeName is how a server's line names a node: its target, and its
+// address in a Cluster or Sentinel target.
+func nodeName(t *Target) string {
+	if t.Node == "" {
+		return t.Name
+	}
+	return t.Name + "/" + t.Node
 }
 
 // readCommands keeps the commands a replica serves; PING stands in when none

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/internal/faultlog"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -39,6 +40,10 @@ type Node struct {
 	// CachedInfo is that cache's INFO text while it is fresh, read
 	// without asking Redis (nil where the node has no cache).
 	CachedInfo func() (string, bool)
+	// Spell is the node's spell of not answering, shared by its probe
+	// and services: a failure Redis did not answer goes there, logged
+	// once for the node.
+	Spell *faultlog.Node
 }
 
 // NodeHooks are what a service needs of one node; every field is

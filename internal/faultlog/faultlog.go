@@ -36,6 +36,7 @@ import (
 type Log struct {
 	log     *slog.Logger
 	style   style
+	node    *Node       // Probe: the node's spell, which takes the failures Redis did not answer
 	failing atomic.Bool // some source is failing
 
 	mu   sync.Mutex
@@ -90,6 +91,15 @@ func Collectors(log *slog.Logger, quiet error) *Log {
 		quiet: quiet, quietMsg: "collector has no data here"})
 }
 
+// NodeProbe is Probe for a node whose spells of not answering are node's
+// (shared with its collectors and coalesced with other nodes'): its own
+// lines are of the failures Redis answered.
+func NodeProbe(log *slog.Logger, node *Node) *Log {
+	f := Probe(log)
+	f.node = node
+	return f
+}
+
 func newLog(log *slog.Logger, st style) *Log {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -101,6 +111,15 @@ func newLog(log *slog.Logger, st style) *Log {
 // answered says whether the server answered the failure (an error reply)
 // rather than not at all; only a Probe log's spells use it.
 func (f *Log) Observe(what string, err error, answered bool) {
+	if f.node != nil {
+		if err != nil && !answered {
+			f.node.Fail(what, err, time.Now())
+			return
+		}
+		if f.node.Failing() {
+			f.node.Answered(time.Now())
+		}
+	}
 	if err == nil {
 		if f.failing.Load() {
 			f.recover(what)

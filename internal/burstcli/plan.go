@@ -1,10 +1,10 @@
 // Package burstcli is what `redis-prober burst` and run's periodic bursts
 // do between their flags (or a plan of the config file) and prober/burst:
 // the values made into a plan, its guards and a step-load search (with
-// errors that name the flag or the plan's field), the one-shot command's run (trials, step-load, progress bar, the
-// ALL STATS and step tables, the JSON and Markdown reports), and the
-// periodic bursts' engine config. The flags themselves are declared in
-// cmd/redis-prober.
+// errors that name the flag or the plan's field), the one-shot command's
+// run (trials, step-load, progress bar, the ALL STATS and step tables, the
+// JSON and Markdown reports), and the periodic bursts' engine config. The
+// flags themselves are declared in cmd/redis-prober.
 package burstcli
 
 import (

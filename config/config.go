@@ -176,6 +176,8 @@ type File struct {
 	HTTPSD   []HTTPSD          `yaml:"http_sd_configs"`
 	Relabel  []*relabel.Config `yaml:"relabel_configs"`
 	Sharding *Sharding         `yaml:"sharding"`
+	// BurstPlans are named loads for the bursts (burst.go).
+	BurstPlans map[string]BurstPlan `yaml:"burst_plans"`
 }
 
 // Limits that keep a config from blowing up cardinality.
@@ -206,29 +208,50 @@ func (e *Error) Error() string {
 
 // Load reads and validates a config file.
 func Load(path string) (*File, error) {
-	b, err := smallfile.Read(path, smallfile.MaxConfig)
+	b, err := readConfig(path)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, err
 	}
 	return Parse(b)
 }
 
+func readConfig(path string) ([]byte, error) {
+	b, err := smallfile.Read(path, smallfile.MaxConfig)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return b, nil
+}
+
 // Parse decodes and validates config text.
 func Parse(b []byte) (*File, error) {
+	f, root, err := decode(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.validate(root); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// decode reads config text strictly (unknown fields refused) into a file
+// and its node tree, which names the line of a later error.
+func decode(b []byte) (*File, *yaml.Node, error) {
 	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	decodeErr := dec.Decode(&f)
 	if errors.Is(decodeErr, io.EOF) {
-		return nil, &Error{Field: "config", Msg: "the file is empty"}
+		return nil, nil, &Error{Field: "config", Msg: "the file is empty"}
 	}
 	var te *yaml.TypeError
 	if decodeErr != nil && !(errors.As(decodeErr, &te) && len(te.Errors) > 0) {
-		return nil, fmt.Errorf("config: %s", strings.TrimPrefix(decodeErr.Error(), "yaml: "))
+		return nil, nil, fmt.Errorf("config: %s", strings.TrimPrefix(decodeErr.Error(), "yaml: "))
 	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, fmt.Errorf("config: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, nil, fmt.Errorf("config: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if te != nil {
 		// One line: the first problem is the one to fix first.
@@ -236,12 +259,16 @@ func Parse(b []byte) (*File, error) {
 		if msg, ok := unknownField(&root, reflect.TypeFor[File](), first, fieldName); ok {
 			first = msg
 		}
-		return nil, fmt.Errorf("config: %s", first)
+		return nil, nil, fmt.Errorf("config: %s", first)
 	}
-	if err := f.validate(&root); err != nil {
-		return nil, err
+	return &f, &root, nil
+}
+
+// failAt makes errors that name a field of the file under root and its line.
+func failAt(root *yaml.Node) func(msg string, path ...any) error {
+	return func(msg string, path ...any) error {
+		return &Error{Field: fieldName(path), Line: lineOf(root, path...), Msg: msg}
 	}
-	return &f, nil
 }
 
 // Config builds the TLS client config, reading the files it names.

@@ -14,8 +14,9 @@ import (
 // names used twice) and names the field and line of the first problem, so
 // a bad config exits with one clear line.
 func (f *File) validate(root *yaml.Node) error {
-	fail := func(msg string, path ...any) error {
-		return &Error{Field: fieldName(path), Line: lineOf(root, path...), Msg: msg}
+	fail := failAt(root)
+	if err := f.validatePlans(fail); err != nil {
+		return err
 	}
 	if len(f.Targets) == 0 && len(f.FileSD) == 0 && len(f.HTTPSD) == 0 {
 		return fail("at least one target (or file_sd_configs, http_sd_configs) is needed", "targets")

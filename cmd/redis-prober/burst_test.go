@@ -13,7 +13,6 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
-	"github.com/redis-prober/redis-prober/internal/burstcli"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/report"
@@ -186,11 +185,15 @@ func TestBurstCommandUnreachableServer(t *testing.T) {
 // the one-shot command's longest test time.
 func TestBurstStepDefaultRamp(t *testing.T) {
 	app := kingpin.New("test", "")
-	var sf burstcli.StepFlags
-	addStepFlags(app, "", "0", &sf)
+	flags := addPlanFlags(app, "", memtierDefaults(), func(planField) bool { return false })
 	if _, err := app.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
+	p, err := oneShotPlan(flags, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sf := flags.values("", p)
 	sp, err := sf.Plan(burst.CLILimits, time.Second)
 	if err != nil {
 		t.Fatal(err)

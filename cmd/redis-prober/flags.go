@@ -16,6 +16,7 @@ import (
 // flagGroup is what kingpin's Application and CmdClause have in common.
 type flagGroup interface {
 	Flag(name, help string) *kingpin.FlagClause
+	GetFlag(name string) *kingpin.FlagClause
 }
 
 // typed is a kingpin value whose parse errors name the flag, so a bad value

@@ -39,6 +39,16 @@ func TestHelpListsTheRunFlags(t *testing.T) {
 			t.Fatalf("run --help lacks --%s (the pattern misreads kingpin's help?): %v", must, runFlags)
 		}
 	}
+	// Issue 40: 86 flags were more than a person holds; the plan's settings
+	// moved to the config file.
+	if len(runFlags) > 50 {
+		t.Errorf("run --help lists %d flags, at most 50 wanted", len(runFlags))
+	}
+	for _, f := range []string{"burst.clients", "burst.key-stddev", "burst.max-bytes", "burst.step-factor"} {
+		if runFlags[f] {
+			t.Errorf("run --help lists --%s, a field of the burst plan", f)
+		}
+	}
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		out := helpOutput(t, args...)
 		got := map[string]bool{}

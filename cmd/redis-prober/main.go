@@ -61,12 +61,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	env := &cliEnv{stdout: stdout, stderr: stderr, logConfig: &promslog.Config{}}
 	promslogflag.AddFlags(app, env.logConfig)
 
-	commands := map[string]command{
-		"run":     addRunCommand(app.Command("run", "Run the prober and serve /metrics (the default).").Default()),
-		"doctor":  addDoctorCommand(app.Command("doctor", "One-shot host and Redis tuning report: every check with its value, why it matters and the fix, plus a short live latency measurement. Exit 1 when something critical fails.")),
-		"burst":   addBurstCommand(app.Command("burst", "Run one bounded load burst (or a step-load capacity search) with memtier_benchmark's option names.")),
-		"compare": addCompareCommand(app.Command("compare", "Compare two burst reports (before and after a change): per command p50/p99/p99.9 and throughput with intervals and a verdict. Exit 1 when something regressed, 3 when the trials are too noisy to tell (inconclusive), 2 on bad input.")),
-	}
+	commands := addCommands(app)
 
 	selected, err := app.Parse(args)
 	if err != nil {

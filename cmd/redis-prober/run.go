@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/promslog"
 	"github.com/prometheus/common/version"
-	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/redis-prober/redis-prober/engine"
@@ -221,20 +221,21 @@ type extension func(env extensionEnv) ([]engine.Service, error)
 func addRunCommand(cmd *kingpin.CmdClause) command {
 	redisF := addRedisFlags(cmd)
 	probeF := addProbeFlags(cmd)
+	src := &engine.TargetSource{}
 	// Each feature beyond the probe declares its own flags and hands back
 	// the per-target services it wants the engine to run.
 	// --path.procfs and --path.sysfs are declared once: the collectors and
 	// the change watch read the same host.
 	paths := addPathFlags(cmd)
+	bursts := addBurstRunFlags(cmd, &src.File)
 	extensions := []extension{
 		addCollectorRunFlags(cmd, paths),
-		addBurstRunFlags(cmd),
+		bursts.extension,
 		addChangeRunFlags(cmd, paths),
 		addExplainRunFlags(cmd, paths),
 	}
 	discoveryF := addDiscoveryFlags(cmd)
-	src := &engine.TargetSource{}
-	cmd.Flag("config.file", "YAML file listing targets (see docs/configuration.md); flags give its defaults. Reloaded on SIGHUP (and POST /-/reload with --web.enable-lifecycle).").
+	cmd.Flag("config.file", "YAML file listing targets and burst plans (see docs/configuration.md); flags give its defaults. Reloaded on SIGHUP (and POST /-/reload with --web.enable-lifecycle).").
 		StringVar(&src.File)
 	cmd.GetFlag("redis.addr").IsSetByUser(&src.AddrSet)
 	cmd.Flag("config.shard-index", "This prober's share of the targets when the config file has sharding: (0 to shards-1; a StatefulSet passes its pod ordinal). Overrides sharding.index.").
@@ -244,12 +245,14 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 	telemetryPath := cmd.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").String()
 	lifecycle := cmd.Flag("web.enable-lifecycle", "Serve POST /-/reload (off: 403). SIGHUP reloads either way.").Bool()
 	maxRequests := intFlag(cmd, "web.max-requests", "Most concurrent scrapes served at once; more are refused with 503 (0: no limit).", "40")
+	deprecated := append(deprecateRunFlags(cmd), bursts.deprecated()...)
 
 	return func(ctx context.Context, env *cliEnv) error {
 		if err := checkWebFlags(webF); err != nil {
 			return err
 		}
 		log := promslog.New(env.logConfig)
+		warnDeprecated(log, *bursts.planName, deprecated)
 		src.Tag = instanceTag()
 		if err := probeF.source(src, redisF, discoveryF); err != nil {
 			return err
@@ -257,6 +260,18 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		classic, err := probeF.classic()
 		if err != nil {
 			return err
+		}
+		if !strings.HasPrefix(*telemetryPath, "/") {
+			return usagef("--web.telemetry-path: %q must start with /", *telemetryPath)
+		}
+		// The port before anything connects (Redis, an http_sd server):
+		// a prober that cannot serve its metrics must not load anyone.
+		var listeners []net.Listener
+		if !*configCheck {
+			if listeners, err = listen(webF); err != nil {
+				return err
+			}
+			defer closeAll(listeners)
 		}
 		initial, err := src.Load(ctx, log)
 		if err != nil {
@@ -267,11 +282,11 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 			if !initial.Healthy() {
 				return usagef("--config.file: a target source did not read (see the log above)")
 			}
+			if err := bursts.check(); err != nil {
+				return err
+			}
 			fmt.Fprintf(env.stdout, "config OK: %d targets\n", len(cfg.Targets))
 			return nil
-		}
-		if !strings.HasPrefix(*telemetryPath, "/") {
-			return usagef("--web.telemetry-path: %q must start with /", *telemetryPath)
 		}
 
 		// exposition.Registry gathers the Redis-side series of every target
@@ -316,7 +331,7 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		// reload, not end the process (the signal's default action).
 		reloadOnSIGHUP(runCtx, reloads)
 		serveErr := make(chan error, 1)
-		go func() { serveErr <- web.ListenAndServe(srv, webF, log) }()
+		go func() { serveErr <- serve(listeners, srv, webF, log) }()
 
 		var result error
 		select {

@@ -22,7 +22,7 @@ func TestStartupSaysBurstsAreOn(t *testing.T) {
 			line = l
 		}
 	}
-	for _, want := range []string{"level=WARN", "2000 ops/s for 10s every 15m0s on each target", "writing up to 16 MiB of keys",
+	for _, want := range []string{"level=WARN", "2000 ops/s for 10s every 15m on each target", "writing up to 16 MiB of keys",
 		"--burst.interval=0 turns them off"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("start-up log line %q lacks %q\nlog:\n%s", line, want, p.stderr.String())

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -124,4 +127,41 @@ func checkWebFlags(f *web.FlagConfig) error {
 		}
 	}
 	return nil
+}
+
+// listen takes the --web.listen-address ports, so a busy one fails the
+// start with one line before anything connects (exporter-toolkit would
+// bind them only when serving, after the engine had started). nil with
+// --web.systemd-socket: systemd holds the sockets.
+func listen(f *web.FlagConfig) ([]net.Listener, error) {
+	if f.WebSystemdSocket != nil && *f.WebSystemdSocket {
+		return nil, nil
+	}
+	var out []net.Listener
+	for _, addr := range *f.WebListenAddresses {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			closeAll(out)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return nil, fmt.Errorf("--web.listen-address: %s is already in use by another process (%w)", addr, err)
+			}
+			return nil, fmt.Errorf("--web.listen-address: cannot listen on %s: %w", addr, err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+func closeAll(ls []net.Listener) {
+	for _, l := range ls {
+		_ = l.Close()
+	}
+}
+
+// serve serves srv on the listeners listen took, or on systemd's.
+func serve(listeners []net.Listener, srv *http.Server, f *web.FlagConfig, log *slog.Logger) error {
+	if listeners == nil {
+		return web.ListenAndServe(srv, f, log)
+	}
+	return web.ServeMultiple(listeners, srv, f, log)
 }

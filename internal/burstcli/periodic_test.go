@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis-prober/redis-prober/config"
 	"github.com/redis-prober/redis-prober/internal/usage"
 )
 
@@ -32,7 +34,7 @@ func TestPeriodicConfig(t *testing.T) {
 	if err != nil || cfg == nil || cfg.Plan.Rate != 2000 || cfg.Steps != nil || cfg.MaxConcurrent != 4 {
 		t.Fatalf("defaults: %+v, %v", cfg, err)
 	}
-	if !strings.Contains(logBuf.String(), "periodic bursts on: 2000 ops/s for 10s every 15m0s on each target, writing up to 16 MiB") {
+	if !strings.Contains(logBuf.String(), "periodic bursts on: 2000 ops/s for 10s every 15m on each target, writing up to 16 MiB") {
 		t.Errorf("start-up warning: %s", logBuf.String())
 	}
 
@@ -61,6 +63,59 @@ func TestPeriodicConfig(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), flag) {
 			t.Errorf("%s: %v, want a usage error naming it", flag, err)
 		}
+	}
+}
+
+// The built-in default plan is what run's --burst.* flags defaulted to
+// before they moved to the config file.
+func TestDefaultPlanIsTheOldFlagDefaults(t *testing.T) {
+	plan, steps := Values(config.DefaultBurstPlan())
+	want := PlanFlags{Clients: 4, Pipeline: 1, Ratio: "1:10", DataSize: 32, KeyMax: 9999, KeyPattern: "R:R",
+		KeyZipfExp: 1, TestTime: 10 * time.Second, Rate: 2000, Warmup: time.Second, MaxBytes: 16777216, Timeout: time.Second,
+		AbortP99: 20 * time.Millisecond, MaxErrors: 0.01, Headroom: 0.2, MaxServerOps: 50000}
+	wantSteps := StepFlags{Start: 1000, Factor: 2, Precision: 0.05, Duration: 2 * time.Second, MaxTime: 2 * time.Minute,
+		MaxSteps: 20, Objective: 5 * time.Millisecond, MaxErrors: 0.001}
+	if !reflect.DeepEqual(plan, want) {
+		t.Errorf("plan %+v\nwant %+v", plan, want)
+	}
+	if !reflect.DeepEqual(steps, wantSteps) {
+		t.Errorf("steps %+v\nwant  %+v", steps, wantSteps)
+	}
+	if p := config.DefaultBurstPlan(); p.Step || p.Bounds.MaxConcurrent != 4 {
+		t.Errorf("step %v, max_concurrent %d; want false, 4", p.Step, p.Bounds.MaxConcurrent)
+	}
+}
+
+// A plan of the config file is named by its field in errors, a flag by
+// the flag; a data size range takes units.
+func TestPlanErrorsNameTheSetting(t *testing.T) {
+	var logBuf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
+	names := func(field string) string { return "burst_plans.big." + field }
+	for _, tc := range []struct {
+		change func(*Periodic)
+		want   string
+	}{
+		{func(p *Periodic) { p.Plan.Clients = 100 }, "burst_plans.big.clients: 100 must be from 1 to 64"},
+		{func(p *Periodic) { p.Plan.Ratio = "x" }, "burst_plans.big.ratio:"},
+		{func(p *Periodic) { p.Plan.Commands = "get:0" }, "burst_plans.big.commands:"},
+		{func(p *Periodic) { p.Plan.DataSizeRange = "1KiB-16MB" }, "burst_plans.big.data-size-range:"},
+		{func(p *Periodic) { p.MaxConcurrent = 0 }, "burst_plans.big.max-concurrent:"},
+		{func(p *Periodic) { p.Step, p.Steps.Factor = true, 1 }, "burst_plans.big.step-factor:"},
+		{func(p *Periodic) { p.Step, p.Steps.Start = true, 5000 }, "burst_plans.big.step-start: 5000 is above the rate 2000 (burst_plans.big.rate)"},
+	} {
+		p := runDefaults()
+		p.Plan.Names, p.Steps.Names = names, names
+		tc.change(&p)
+		if _, err := p.Config(log); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%v, want %q", err, tc.want)
+		}
+	}
+	p := runDefaults()
+	p.Plan.DataSizeRange = "1KiB-4KiB"
+	cfg, err := p.Config(log)
+	if err != nil || cfg.Plan.DataSize != 1024 || cfg.Plan.DataMax != 4096 {
+		t.Errorf("1KiB-4KiB: %+v, %v", cfg, err)
 	}
 }
 

@@ -121,6 +121,32 @@ type StepResult struct {
 	Final Result
 }
 
+// Cut reports whether the step ended before its time (the governor
+// aborted it, or it failed or was skipped): its figures are of a cut-short
+// run, not of its rate, and reports show none.
+func (r *StepRow) Cut() bool {
+	return r.Result.Outcome != OutcomeCompleted
+}
+
+// KneeTries counts the steps run at the knee's rate and how many of them
+// met the objective: a knee that passed one of three tries (a miss,
+// its confirmation, then a pass on the late recheck) is unsteady. Both
+// are 0 without a knee.
+func (s *StepResult) KneeTries() (passed, tries int) {
+	if s.Rate <= 0 {
+		return 0, 0
+	}
+	for _, row := range s.Steps {
+		if row.Rate == s.Rate {
+			tries++
+			if row.Passed {
+				passed++
+			}
+		}
+	}
+	return passed, tries
+}
+
 // Measured reports whether any step got a reply to measure.
 func (s *StepResult) Measured() bool {
 	for _, row := range s.Steps {

@@ -212,7 +212,12 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 		row.Why = stepVerdict(sp, &res)
 		row.Passed = row.Why == ""
 		out.Steps = append(out.Steps, row)
-		if b.Log != nil {
+		switch {
+		case b.Log == nil:
+		case row.Cut():
+			// No figures: they are of a fraction of the step, not its rate.
+			b.Log.Info("step", "rate", rate, "outcome", res.Outcome, "passed", false, "why", row.Why)
+		default:
 			b.Log.Info("step", "rate", rate, "achieved", int64(row.Achieved), "p99", p99Of(&res),
 				"schedule_lag_p99", res.LagQuantile(0.99), "clock", res.Clock(), "passed", row.Passed, "why", row.Why)
 		}

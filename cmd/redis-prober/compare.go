@@ -20,16 +20,6 @@ import (
 // a regression.
 var errRegressed = errors.New("regressed")
 
-// errInconclusive is exit code 3 of compare: nothing is proven to have
-// regressed, but some interval still holds a regression larger than the
-// threshold (or a side of one trial has no interval at all), so "no
-// regression" cannot be claimed either.
-var errInconclusive = errors.New("inconclusive")
-
-// exitInconclusive is compare's exit code for an inconclusive verdict (2 is
-// bad input, like every command's usage errors).
-const exitInconclusive = 3
-
 // addCompareCommand declares `compare BEFORE.json AFTER.json`.
 func addCompareCommand(cmd *kingpin.CmdClause) command {
 	beforeFile := cmd.Arg("before", "Burst report before the change (redis-prober burst --json-out-file).").Required().String()
@@ -73,7 +63,9 @@ func addCompareCommand(cmd *kingpin.CmdClause) command {
 		case compare.OverallRegressed:
 			return fmt.Errorf("%w: see the verdicts above", errRegressed)
 		case compare.OverallInconclusive:
-			return exitCodeError{code: exitInconclusive, err: fmt.Errorf("%w: %s", errInconclusive, c.Reason)}
+			// Exit 3 without an error line: the output ends with the verdict
+			// and what the trials could have detected.
+			return compare.ExitInconclusive
 		}
 		return nil
 	}

@@ -98,7 +98,8 @@ func TestCompareCommand(t *testing.T) {
 			[]string{"Verdict: no regression", "+3.0%"}, "", nil},
 		{"3% over a 1% threshold but within the trials' spread", []string{"--threshold=1%", td("before.json"), td("p99-3pct.json")}, 3,
 			[]string{"get      p99     0.500 ms    0.515 ms    +3.0%   [-1.0%, +7.2%]  inconclusive",
-				"Verdict: INCONCLUSIVE, run more trials (set p50 -0.0% [-3.9%, +4.0%], ", "and 6 more)"}, "inconclusive", []string{"no regression"}},
+				"Verdict: INCONCLUSIVE, run more trials (set p50 -0.0% [-3.9%, +4.0%], ", "and 6 more): these trials could detect a change of "},
+			"", []string{"no regression"}},
 		{"30% p99 regression", []string{td("before.json"), td("p99-30pct.json")}, 1,
 			[]string{"get      p99", "regressed", "appendfsync: everysec → always", "Verdict: REGRESSED (get p99 +30.0%, total p99 +30.0%)"}, "regressed", nil},
 		{"markdown", []string{"--output=markdown", td("before.json"), td("p99-30pct.json")}, 1,
@@ -128,6 +129,9 @@ func TestCompareCommand(t *testing.T) {
 			}
 			if !strings.Contains(stderr, tc.stderr) || (tc.code != 0 && strings.Count(strings.TrimSpace(stderr), "\n") > 0) {
 				t.Errorf("stderr %q, want one line with %q", stderr, tc.stderr)
+			}
+			if tc.code == 3 && stderr != "" {
+				t.Errorf("stderr %q: an inconclusive verdict is no error", stderr)
 			}
 		})
 	}
@@ -159,7 +163,7 @@ func TestCompareNoiseIsInconclusiveExit3(t *testing.T) {
 	}
 	after := writeReport(t, "noisy.json", noisy)
 	for _, tc := range []struct{ format, want string }{
-		{"text", "Verdict: INCONCLUSIVE, run more trials (get p99 +289.8% [-100.0%,"},
+		{"text", "Verdict: INCONCLUSIVE, run more trials (get p99 +289.8% [unbounded],"},
 		{"markdown", "### redis-prober compare: Verdict: INCONCLUSIVE, run more trials (get p99"},
 		{"json", `"verdict": "inconclusive"`},
 	} {
@@ -171,8 +175,8 @@ func TestCompareNoiseIsInconclusiveExit3(t *testing.T) {
 			if !strings.Contains(stdout, tc.want) || strings.Contains(stdout, "no regression") {
 				t.Errorf("stdout lacks %q (or says no regression):\n%s", tc.want, stdout)
 			}
-			if !strings.Contains(stderr, "inconclusive") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-				t.Errorf("stderr %q: want one line saying inconclusive", stderr)
+			if stderr != "" {
+				t.Errorf("stderr %q: an inconclusive verdict is no error", stderr)
 			}
 		})
 	}
@@ -258,7 +262,8 @@ func interleavedReports(t *testing.T, srv *redistest.Server, dir, a, b string, t
 // there is always some (the threshold alone called such pairs REGRESSED,
 // exit 1, or no regression, exit 0, as the noise fell). The verdict is
 // inconclusive, exit 3, in every output format, whatever the figures are,
-// with one line on stderr saying how many trials would let compare judge.
+// saying how many trials would let compare judge, and stderr stays empty
+// (the verdict is no error).
 func TestCompareOneTrialASideIsInconclusive(t *testing.T) {
 	srv := redistest.Start(t)
 	dir := t.TempDir()
@@ -291,8 +296,8 @@ func TestCompareOneTrialASideIsInconclusive(t *testing.T) {
 					t.Errorf("stdout says %q of one trial a side:\n%s", bad, stdout)
 				}
 			}
-			if want := "inconclusive: " + why; !strings.Contains(stderr, want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-				t.Errorf("stderr %q: want one line with %q", stderr, want)
+			if stderr != "" {
+				t.Errorf("stderr %q: an inconclusive verdict is no error", stderr)
 			}
 		})
 	}

@@ -85,30 +85,22 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, env); err != nil {
+		// A verdict the command's output already gave (compare's
+		// inconclusive) is no error: its exit code alone.
+		var verdict interface{ SilentExitCode() int }
+		if errors.As(err, &verdict) {
+			return verdict.SilentExitCode()
+		}
 		// An error may quote a Redis reply: escape what a terminal would obey.
 		fmt.Fprintf(stderr, "%s: error: %s\n", exporterName, safetext.Printable(err.Error()))
 		var ue usageError
 		if errors.As(err, &ue) {
 			return 2
 		}
-		var ce exitCodeError
-		if errors.As(err, &ce) {
-			return ce.code
-		}
 		return 1
 	}
 	return 0
 }
-
-// exitCodeError is a failure with an exit code of its own, such as
-// compare's 3 (inconclusive).
-type exitCodeError struct {
-	code int
-	err  error
-}
-
-func (e exitCodeError) Error() string { return e.err.Error() }
-func (e exitCodeError) Unwrap() error { return e.err }
 
 // usageTemplate is kingpin's, plus the flags of the default command (run)
 // when no command is named: `redis-prober --help` lists what `redis-prober`

@@ -1,8 +1,11 @@
 package burstcli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,19 +26,28 @@ func writeStepTable(w io.Writer, sr *burst.StepResult) {
 			p50, p99, p999 = msOf(r.Total.Quantile(0.5)), msOf(r.Total.Quantile(0.99)), msOf(r.Total.Quantile(0.999))
 			errs = r.Total.Errors + r.Total.Timeouts
 		}
-		fmt.Fprintf(w, "%6d %14.0f %14.0f %10.3f %10.3f %10.3f %10.3f %8d  %s\n", i+1, s.Rate, s.Achieved, p50, p99, p999,
-			msOf(r.LagQuantile(0.99)), errs, report.StepVerdict(s.Passed, s.Why, s.Confirm, s.Knee))
+		figures := fmt.Sprintf("%14.0f %10.3f %10.3f %10.3f %10.3f", s.Achieved, p50, p99, p999, msOf(r.LagQuantile(0.99)))
+		if s.Cut() {
+			// Figures of a fraction of the step are not the rate's.
+			figures = fmt.Sprintf("%14s %10s %10s %10s %10s", report.NoFigure, report.NoFigure, report.NoFigure, report.NoFigure, report.NoFigure)
+		}
+		fmt.Fprintf(w, "%6d %14.0f %s %8d  %s\n", i+1, s.Rate, figures, errs, report.StepVerdict(s.Passed, s.Why, s.Confirm, s.Knee))
 	}
+	knee := ""
+	if u := report.UnsteadyText(sr.KneeTries()); u != "" {
+		knee = " (" + u + ")"
+	}
+	stop := report.StopText(sr.Stop)
 	switch {
 	case sr.ClientBound > 0:
 		fmt.Fprintf(w, "\nClient-bound at %.0f ops/s: this client could not drive that rate (it sent late and fell short while Redis met the objective); "+
 			"Redis took at least %.0f ops/s within the objective, its knee is above. Use more --clients, a pipeline, or a bigger host.\n",
 			sr.ClientBound, sr.Capacity)
 	case sr.LowerBound:
-		fmt.Fprintf(w, "\nCapacity: at least %.0f ops/s met the objective; the search stopped on its own bound (%s), not at the server's knee\n",
-			sr.Capacity, sr.Stop)
+		fmt.Fprintf(w, "\nCapacity: at least %.0f ops/s met the objective%s; the search stopped on its own bound (%s), not at the server's knee\n",
+			sr.Capacity, knee, stop)
 	default:
-		fmt.Fprintf(w, "\nCapacity: %.0f ops/s met the objective, the knee (stopped: %s)\n", sr.Capacity, sr.Stop)
+		fmt.Fprintf(w, "\nCapacity: %.0f ops/s met the objective, the knee%s (stopped: %s)\n", sr.Capacity, knee, stop)
 	}
 }
 
@@ -69,7 +81,7 @@ func writeMarkdownReport(path string, rep *report.Report) error {
 // writeFileAtomic writes through a temporary file, so a reader never sees
 // half a report.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := createTemp(filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -85,4 +97,21 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// reportMode is the mode of the reports and charts, less the umask: they
+// hold no secret (no password, no value of a key), so they are readable as
+// any file the user writes, not 0600 as os.CreateTemp makes them.
+const reportMode = 0o644
+
+// createTemp creates a new file beside the one it will replace, with
+// reportMode and a name no other writer has.
+func createTemp(dir, base string) (*os.File, error) {
+	for {
+		name := filepath.Join(dir, fmt.Sprintf(".%s.%d", base, rand.Uint32()))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, reportMode)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
 }

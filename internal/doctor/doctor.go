@@ -36,17 +36,21 @@ type Report struct {
 	Intrinsic *IntrinsicStat `json:"intrinsic_latency,omitempty"`
 	Targets   []TargetReport `json:"targets"`
 	// Critical lists what failed at critical severity, as target/check
-	// ids; unreachable targets are listed as target/unreachable.
+	// ids; a target that gave no INFO is listed as target/<its Failure>
+	// (target/unreachable, target/credentials_refused, ...).
 	Critical []string `json:"critical_failed"`
 }
 
 // TargetReport is what the doctor found on one Redis: reachability, the
 // live measurement and the Redis-side checks.
 type TargetReport struct {
-	Target         string `json:"target"`
-	Server         string `json:"server,omitempty"`
-	Reachable      bool   `json:"reachable"`
-	Error          string `json:"error,omitempty"`
+	Target    string `json:"target"`
+	Server    string `json:"server,omitempty"`
+	Reachable bool   `json:"reachable"`
+	Error     string `json:"error,omitempty"`
+	// Failure says why a target that gave no INFO failed: unreachable,
+	// credentials_refused, not_redis or error_reply (failure.go).
+	Failure        string `json:"failure,omitempty"`
 	ProcessVisible bool   `json:"process_visible"`
 	// ProcessError says why the process is not visible: Redis runs on
 	// another host (or in another namespace), so the checks of Redis's host
@@ -165,7 +169,7 @@ func Run(ctx context.Context, cfg Config) *Report {
 	}
 	for _, t := range rep.Targets {
 		if !t.Reachable {
-			rep.Critical = append(rep.Critical, t.Target+"/unreachable")
+			rep.Critical = append(rep.Critical, t.Target+"/"+cmp.Or(t.Failure, FailureUnreachable))
 			continue
 		}
 		for _, c := range t.Checks {
@@ -254,6 +258,7 @@ func checkTarget(ctx context.Context, cfg Config, name string, ep prober.Endpoin
 	tr := TargetReport{Target: name, Reachable: s.Info != nil, ProcessVisible: s.Process != nil}
 	if s.Info == nil {
 		tr.Error = errorText(s.Errors["info"])
+		tr.Failure = failureOf(s.Errors["info"])
 		return tr
 	}
 	tr.Server = s.Info.Server()

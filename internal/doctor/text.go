@@ -29,7 +29,7 @@ func (r *Report) WriteText(w io.Writer, colour bool) {
 	for _, t := range r.Targets {
 		p.line("")
 		if !t.Reachable {
-			p.heading("Redis " + q(t.Target) + ": NOT REACHABLE")
+			p.heading("Redis " + q(t.Target) + ": " + failureHeading(t.Failure))
 			p.line("  %s %s", p.tag("FAIL", red), q(t.Error))
 			continue
 		}

@@ -121,6 +121,32 @@ type StepResult struct {
 	Final Result
 }
 
+// Cut reports whether the step ended before its time (the governor
+// aborted it, or it failed or was skipped): its figures are of a cut-short
+// run, not of its rate, and reports show none.
+func (r *StepRow) Cut() bool {
+	return r.Result.Outcome != OutcomeCompleted
+}
+
+// KneeTries counts the steps run at the knee's rate and how many of them
+// met the objective: a knee that passed one of three tries (a miss,
+// its confirmation, then a pass on the late recheck) is unsteady. Both
+// are 0 without a knee.
+func (s *StepResult) KneeTries() (passed, tries int) {
+	if s.Rate <= 0 {
+		return 0, 0
+	}
+	for _, row := range s.Steps {
+		if row.Rate == s.Rate {
+			tries++
+			if row.Passed {
+				passed++
+			}
+		}
+	}
+	return passed, tries
+}
+
 // Measured reports whether any step got a reply to measure.
 func (s *StepResult) Measured() bool {
 	for _, row := range s.Steps {
@@ -186,7 +212,12 @@ func (b *Runner) RunSteps(ctx context.Context, plan Plan, sp StepPlan) StepResul
 		row.Why = stepVerdict(sp, &res)
 		row.Passed = row.Why == ""
 		out.Steps = append(out.Steps, row)
-		if b.Log != nil {
+		switch {
+		case b.Log == nil:
+		case row.Cut():
+			// No figures: they are of a fraction of the step, not its rate.
+			b.Log.Info("step", "rate", rate, "outcome", res.Outcome, "passed", false, "why", row.Why)
+		default:
 			b.Log.Info("step", "rate", rate, "achieved", int64(row.Achieved), "p99", p99Of(&res),
 				"schedule_lag_p99", res.LagQuantile(0.99), "clock", res.Clock(), "passed", row.Passed, "why", row.Why)
 		}

@@ -149,4 +149,11 @@ func TestStepLoadGovernorAbortIsAMiss(t *testing.T) {
 	if res.Final.Outcome != OutcomeCompleted || res.Capacity != 0 || res.LowerBound {
 		t.Fatalf("search outcome %s (%s), capacity %.0f, lower bound %v", res.Final.Outcome, res.Final.Reason, res.Capacity, res.LowerBound)
 	}
+	// The reports show an aborted step without figures (issue 40): it
+	// must read as cut short.
+	for i := range res.Steps {
+		if !res.Steps[i].Cut() {
+			t.Errorf("step %d, aborted by the governor (outcome %s), is not cut short", i, res.Steps[i].Result.Outcome)
+		}
+	}
 }

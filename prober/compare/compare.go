@@ -78,6 +78,15 @@ type Comparison struct {
 	// Reason says, when the verdict is inconclusive, why and what would
 	// let compare judge.
 	Reason string `json:"reason,omitempty"`
+	// Noisiest names, when the verdict is inconclusive for noise, the
+	// inconclusive figure with the widest spread ("set p99"), whose
+	// Detectable is the comparison's.
+	Noisiest string `json:"noisiest_figure,omitempty"`
+	// Detectable is the Noisiest figure's minimum detectable change.
+	Detectable *float64 `json:"detectable_change,omitempty"`
+	// TrialsToDetect is about how many trials a side would detect a change
+	// of the threshold in the Noisiest figure, at most MaxAdvisedTrials.
+	TrialsToDetect int `json:"trials_to_detect_threshold,omitempty"`
 }
 
 // Side names one of the two reports.
@@ -100,10 +109,18 @@ type Row struct {
 	AfterTrials  []float64 `json:"after_trials"`
 	// Change is after/before - 1; Low and High bound it (absent with
 	// fewer than MinTrials trials on a side).
-	Change  float64  `json:"change"`
-	Low     *float64 `json:"change_low,omitempty"`
-	High    *float64 `json:"change_high,omitempty"`
-	Verdict string   `json:"verdict"`
+	Change float64  `json:"change"`
+	Low    *float64 `json:"change_low,omitempty"`
+	High   *float64 `json:"change_high,omitempty"`
+	// Detectable is the smallest change (as a fraction, either way) these
+	// trials would detect four times in five at the figure's confidence:
+	// the minimum detectable effect of their spread (absent with fewer
+	// than MinTrials trials on a side).
+	Detectable *float64 `json:"detectable_change,omitempty"`
+	Verdict    string   `json:"verdict"`
+	// logVars are the variances of the logarithms of the trials' figures
+	// (before, after), kept to work out how many trials would do.
+	logVars [2]float64
 }
 
 // figures are what compare judges, per command: latency is worse when it
@@ -183,6 +200,7 @@ func Compare(ctx context.Context, before, after *report.Report, beforeName, afte
 		cmp.Method = fmt.Sprintf("none: fewer than %d trials on a side, no interval", MinTrials)
 	}
 	quantiles := map[float64]float64{} // by degrees of freedom: one bisection each
+	detectQuantiles := map[[2]float64]float64{}
 	for i := range cmp.Rows {
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -191,7 +209,7 @@ func Compare(ctx context.Context, before, after *report.Report, beforeName, afte
 		}
 		r := &cmp.Rows[i]
 		higherIsWorse := figures[i%len(figures)].higherIsWorse
-		judge(r, withInterval, higherIsWorse, opts, cmp.Confidence, quantiles)
+		judge(r, withInterval, higherIsWorse, opts, cmp.Confidence, quantiles, detectQuantiles)
 		switch r.Verdict {
 		case VerdictRegressed:
 			cmp.Regressed = true
@@ -208,9 +226,9 @@ func Compare(ctx context.Context, before, after *report.Report, beforeName, afte
 		cmp.Reason = noSpreadReason(cmp.Before, cmp.After)
 	case cmp.Inconclusive:
 		cmp.Verdict = OverallInconclusive
-		cmp.Reason = "the trials are too noisy to tell; run more trials (--trials=10) or on a quieter host"
+		adviseTrials(cmp, opts)
 		notes = append(notes, "an inconclusive figure's interval holds both no change and a regression larger than the threshold: "+
-			"these trials cannot tell which; run more trials (--trials=10), longer ones, or on a quieter host")
+			"these trials cannot tell which")
 	default:
 		cmp.Verdict = OverallNoRegression
 	}
@@ -235,13 +253,39 @@ func noSpreadReason(before, after Side) string {
 	return fmt.Sprintf("%s no spread to judge a change by; run burst with --trials=%d or more on both sides", what, AdviseTrials)
 }
 
+// adviseTrials gives an inconclusive comparison's reason: the smallest
+// change its noisiest inconclusive figure could detect, and about how many
+// trials a side would detect a change of the threshold there.
+func adviseTrials(cmp *Comparison, opts Options) {
+	var worst *Row
+	for i := range cmp.Rows {
+		r := &cmp.Rows[i]
+		if r.Verdict == VerdictInconclusive && r.Detectable != nil && (worst == nil || *r.Detectable > *worst.Detectable) {
+			worst = r
+		}
+	}
+	cmp.Reason = "the trials are too noisy to tell; run more trials or on a quieter host"
+	if worst == nil {
+		return
+	}
+	cmp.Noisiest = worst.Command + " " + worst.Figure
+	cmp.Detectable = worst.Detectable
+	cmp.TrialsToDetect = trialsToDetect(worst.logVars, math.Log1p(opts.Threshold), 1-cmp.Confidence)
+	many := fmt.Sprintf("about %d trials a side", cmp.TrialsToDetect)
+	if cmp.TrialsToDetect >= MaxAdvisedTrials {
+		many = fmt.Sprintf("more than %d trials a side", MaxAdvisedTrials)
+	}
+	cmp.Reason = fmt.Sprintf("these trials could detect a change of %s or more (%s, the noisiest figure); %s would detect a %s change, or run on a quieter host",
+		changeSize(*worst.Detectable), cmp.Noisiest, many, pct(opts.Threshold, false))
+}
+
 // judge sets the change, its interval and the verdict of one row:
 // regressed when the change is worse than the threshold and the interval
 // excludes no change; improved the other way round; inconclusive when the
 // interval still holds a regression larger than the threshold (these
 // trials cannot rule it out), or when there is no interval (a side without
 // spread cannot tell a change from noise); otherwise no significant change.
-func judge(r *Row, withInterval, higherIsWorse bool, opts Options, confidence float64, quantiles map[float64]float64) {
+func judge(r *Row, withInterval, higherIsWorse bool, opts Options, confidence float64, quantiles map[float64]float64, detectQuantiles map[[2]float64]float64) {
 	// In logarithms: after/before of two huge (or tiny) figures would
 	// overflow to +Inf, which JSON cannot carry.
 	r.Change = finiteExpm1(logMean(r.AfterTrials) - logMean(r.BeforeTrials))
@@ -256,6 +300,10 @@ func judge(r *Row, withInterval, higherIsWorse bool, opts Options, confidence fl
 	_, lo, hi := logRatioInterval(r.BeforeTrials, r.AfterTrials, 1-confidence, quantiles)
 	low, high := finiteExpm1(lo), finiteExpm1(hi)
 	r.Low, r.High = &low, &high
+	_, r.logVars[0] = meanVar(logs(r.BeforeTrials))
+	_, r.logVars[1] = meanVar(logs(r.AfterTrials))
+	detectable := finiteExpm1(minDetectable(r.logVars, len(r.BeforeTrials), len(r.AfterTrials), 1-confidence, detectQuantiles))
+	r.Detectable = &detectable
 	up, down := low > 0, high < 0
 	if !higherIsWorse {
 		up, down = down, up
@@ -437,3 +485,17 @@ func finiteExpm1(x float64) float64 {
 	}
 	return math.Expm1(x)
 }
+
+// VerdictExit is the exit code of a verdict the output already tells; a
+// command line exits with it and prints no error.
+type VerdictExit int
+
+// ExitInconclusive is compare's exit code for an inconclusive verdict:
+// nothing is proven to have regressed, but "no regression" cannot be
+// claimed either (1 is a regression, 2 bad input).
+const ExitInconclusive VerdictExit = 3
+
+func (e VerdictExit) Error() string { return fmt.Sprintf("verdict exit code %d", int(e)) }
+
+// SilentExitCode is the exit code.
+func (e VerdictExit) SilentExitCode() int { return int(e) }

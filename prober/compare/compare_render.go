@@ -113,7 +113,7 @@ func verdictLine(c *Comparison) string {
 		unsure = append(unsure[:maxListed], fmt.Sprintf("and %d more", len(unsure)-maxListed))
 		fallthrough
 	case len(unsure) > 0:
-		return "Verdict: INCONCLUSIVE, run more trials (" + strings.Join(unsure, ", ") + ")"
+		return "Verdict: INCONCLUSIVE, run more trials (" + strings.Join(unsure, ", ") + "): " + c.Reason
 	}
 	return "Verdict: no regression"
 }
@@ -132,9 +132,38 @@ func pct(f float64, sign bool) string {
 	return fmt.Sprintf("%.4g%%", f*100)
 }
 
+// unboundedAbove and unboundedBelow are where an interval's bound stops
+// being shown as a figure: beyond a doubling or a halving (the interval is
+// symmetric in the ratio's logarithm), the trials have not bounded the
+// change on that side, and a figure such as +9622110.1% or -100.0% only
+// looks precise.
+const (
+	unboundedAbove = 1.0
+	unboundedBelow = -0.5
+)
+
 func intervalText(r Row) string {
 	if r.Low == nil || r.High == nil {
 		return "n/a"
 	}
-	return fmt.Sprintf("[%s, %s]", pct(*r.Low, true), pct(*r.High, true))
+	lo, hi := pct(*r.Low, true), pct(*r.High, true)
+	if *r.Low < unboundedBelow {
+		lo = "unbounded"
+	}
+	if *r.High > unboundedAbove {
+		hi = "unbounded"
+	}
+	if *r.Low < unboundedBelow && *r.High > unboundedAbove {
+		return "[unbounded]"
+	}
+	return fmt.Sprintf("[%s, %s]", lo, hi)
+}
+
+// changeSize says how large a (detectable) change is: a percentage up to a
+// doubling, a factor beyond.
+func changeSize(f float64) string {
+	if f > unboundedAbove {
+		return fmt.Sprintf("%.3gx", 1+f)
+	}
+	return fmt.Sprintf("%.1f%%", f*100)
 }

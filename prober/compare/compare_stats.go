@@ -53,6 +53,66 @@ func logRatioInterval(before, after []float64, alpha float64, quantiles map[floa
 	return est, est - t*se, est + t*se
 }
 
+// power is the chance that a change of the minimum detectable size is
+// detected: four times in five, as sample sizes are usually planned.
+const power = 0.8
+
+// MaxAdvisedTrials caps the trials a side compare works out and advises:
+// past it the spread, not the count, is what to fix.
+const MaxAdvisedTrials = 1000
+
+// minDetectable is the minimum detectable effect, in logarithms, of nb and
+// na trials whose logarithms have the variances v (before, after): a true
+// change that large is detected with the given power at the two-sided
+// level alpha. Quantiles already found are kept in memo by probability
+// and degrees of freedom (nil: no memo).
+func minDetectable(v [2]float64, nb, na int, alpha float64, memo map[[2]float64]float64) float64 {
+	sb, sa := v[0]/float64(nb), v[1]/float64(na)
+	se := math.Sqrt(sb + sa)
+	if se == 0 {
+		return 0
+	}
+	df := (sb + sa) * (sb + sa) / (sb*sb/float64(nb-1) + sa*sa/float64(na-1))
+	df = clampDF(df, float64(min(nb, na)-1), float64(nb+na-2))
+	q := func(p float64) float64 {
+		t, ok := memo[[2]float64{p, df}]
+		if !ok {
+			t = studentQuantile(p, df)
+			if memo != nil {
+				memo[[2]float64{p, df}] = t
+			}
+		}
+		return t
+	}
+	return (q(1-alpha/2) + q(power)) * se
+}
+
+// trialsToDetect is the fewest trials a side (at least MinTrials, at most
+// MaxAdvisedTrials) whose minimum detectable effect is within change (in
+// logarithms), if their spread stays v.
+func trialsToDetect(v [2]float64, change, alpha float64) int {
+	ok := func(n int) bool { return minDetectable(v, n, n, alpha, nil) <= change }
+	if ok(MinTrials) {
+		return MinTrials
+	}
+	lo, hi := MinTrials, MinTrials*2 // lo fails
+	for !ok(hi) {
+		if hi >= MaxAdvisedTrials {
+			return MaxAdvisedTrials
+		}
+		lo, hi = hi, min(hi*2, MaxAdvisedTrials)
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
 func clampDF(df, lo, hi float64) float64 {
 	if math.IsNaN(df) || df > hi {
 		return hi

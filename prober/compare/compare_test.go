@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -299,6 +300,99 @@ func TestStudentQuantile(t *testing.T) {
 	} {
 		if got := studentQuantile(tc.p, tc.df); math.Abs(got-tc.want) > 0.002 {
 			t.Errorf("t(%v, df %v) = %.4f, want %.3f", tc.p, tc.df, got, tc.want)
+		}
+	}
+}
+
+// spreadP99 multiplies get's p99 of each trial of rep by the factors in
+// turn.
+func spreadP99(rep *report.Report, factors ...float64) *report.Report {
+	for i := range rep.Trials {
+		rep.Trials[i].Commands[1].Latency.Percentiles[1].Ms *= factors[i%len(factors)]
+	}
+	return rep
+}
+
+// TestCompareInconclusiveSaysWhatTrialsCouldDetect is issue 40's case: a
+// file compared with itself, its trials noisy, was "inconclusive" with
+// nothing saying what change they could have seen or how many trials
+// would do. The reason names the minimum detectable change of the noisiest
+// figure and the trials a side that would detect the threshold; with that
+// many trials of the same spread, the same comparison is conclusive.
+func TestCompareInconclusiveSaysWhatTrialsCouldDetect(t *testing.T) {
+	factors := []float64{0.7, 1.3, 1.0, 0.8, 1.25}
+	self := spreadP99(synthReport(5, 0, "", 1), factors...)
+	c, err := Compare(context.Background(), self, self, "a.json", "a.json", defaultOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Verdict != OverallInconclusive || c.Noisiest != "get p99" || c.Detectable == nil {
+		t.Fatalf("overall %q, noisiest %q, detectable %v; want inconclusive for get p99", c.Verdict, c.Noisiest, c.Detectable)
+	}
+	if *c.Detectable <= defaultOpts.Threshold || c.TrialsToDetect <= 5 || c.TrialsToDetect >= MaxAdvisedTrials {
+		t.Fatalf("detectable %.3f, trials to detect %d: want above the threshold and more than the 5 run", *c.Detectable, c.TrialsToDetect)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, c); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("these trials could detect a change of %s or more (get p99, the noisiest figure); about %d trials a side would detect a 10%% change",
+		changeSize(*c.Detectable), c.TrialsToDetect)
+	if !strings.Contains(text.String(), "Verdict: INCONCLUSIVE") || !strings.Contains(text.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, text.String())
+	}
+	for _, r := range c.Rows {
+		if r.Detectable == nil || *r.Detectable < 0 {
+			t.Errorf("%s %s: detectable %v", r.Command, r.Figure, r.Detectable)
+		}
+	}
+
+	more := spreadP99(synthReport(c.TrialsToDetect, 0, "", 1), factors...)
+	c2, err := Compare(context.Background(), more, more, "a.json", "a.json", defaultOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row(t, c2, "get", "p99"); r.Verdict != VerdictNoChange || *r.Detectable > defaultOpts.Threshold {
+		t.Errorf("%d trials a side: get p99 %s, detectable %.3f; want no significant change within the threshold",
+			c.TrialsToDetect, r.Verdict, *r.Detectable)
+	}
+}
+
+// TestCompareUnboundedIntervalIsReadable: a bound beyond a doubling (or a
+// halving) reads "unbounded", never a figure such as +9622110.1%.
+func TestCompareUnboundedIntervalIsReadable(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	tests := []struct {
+		low, high *float64
+		want      string
+	}{
+		{f(-0.05), f(0.08), "[-5.0%, +8.0%]"},
+		{f(-0.3), f(96221.101), "[-30.0%, unbounded]"},
+		{f(-0.9999), f(0.2), "[unbounded, +20.0%]"},
+		{f(-0.9999), f(96221.101), "[unbounded]"},
+		{nil, nil, "n/a"},
+	}
+	for _, tc := range tests {
+		if got := intervalText(Row{Low: tc.low, High: tc.high}); got != tc.want {
+			t.Errorf("interval %v..%v: %q, want %q", tc.low, tc.high, got, tc.want)
+		}
+	}
+	before := synthReport(5, 0, "", 1)
+	after := spreadP99(synthReport(5, 0, "", 1), 0.05, 0.5, 3, 40, 300)
+	c, err := Compare(context.Background(), before, after, "b", "a", defaultOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, md strings.Builder
+	if err := WriteText(&text, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, c); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+		if !strings.Contains(out, "unbounded") || strings.Contains(out, "-100.0%") || strings.Contains(out, "00.0%]") {
+			t.Errorf("%s shows an unbounded interval as figures:\n%s", name, out)
 		}
 	}
 }

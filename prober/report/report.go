@@ -130,21 +130,32 @@ type HistogramReport struct {
 	Data     string `json:"data"`
 }
 
-// StepReport is one step of a step-load search.
+// StepReport is one step of a step-load search. A step cut short (the
+// governor aborted it, or it failed) has no throughput or latency figures:
+// they would be of a fraction of the step, not of its rate.
 type StepReport struct {
-	Rate      float64       `json:"rate"`
-	Achieved  float64       `json:"achieved_ops_per_sec"`
-	Passed    bool          `json:"passed"`
-	Why       string        `json:"why,omitempty"`
+	Rate     float64 `json:"rate"`
+	Achieved float64 `json:"achieved_ops_per_sec,omitempty"`
+	Passed   bool    `json:"passed"`
+	Why      string  `json:"why,omitempty"`
+	// Verdict is the step's verdict in the words of the terminal and the
+	// Markdown report (StepVerdict).
+	Verdict   string        `json:"verdict,omitempty"`
 	Confirm   bool          `json:"confirm,omitempty"` // a missed rate run once more
 	Knee      bool          `json:"knee,omitempty"`    // the step whose rate is the capacity
 	Outcome   burst.Outcome `json:"outcome"`
-	P50Ms     float64       `json:"p50_ms"`
-	P99Ms     float64       `json:"p99_ms"`
-	P999Ms    float64       `json:"p999_ms"`
+	P50Ms     float64       `json:"p50_ms,omitempty"`
+	P99Ms     float64       `json:"p99_ms,omitempty"`
+	P999Ms    float64       `json:"p999_ms,omitempty"`
 	ErrorRate float64       `json:"error_ratio"`
 	Totals    CommandReport `json:"totals"`
 	Client    ClientReport  `json:"client"`
+}
+
+// Cut reports whether the step ended before its time, so it has no
+// figures (reports of earlier versions have no outcome: measured).
+func (s *StepReport) Cut() bool {
+	return s.Outcome != "" && s.Outcome != burst.OutcomeCompleted
 }
 
 // CapacityReport is the answer of a step-load search.
@@ -153,6 +164,13 @@ type CapacityReport struct {
 	Rate             float64 `json:"rate"`
 	ObjectiveSeconds float64 `json:"objective_p99_seconds"`
 	Stop             string  `json:"stop"`
+	// StopReason is Stop in the words of the terminal and the Markdown
+	// report (StopText).
+	StopReason string `json:"stop_reason,omitempty"`
+	// KneePassed of KneeTries runs at the knee's rate met the objective;
+	// fewer than all makes the knee unsteady.
+	KneePassed int `json:"knee_passed,omitempty"`
+	KneeTries  int `json:"knee_tries,omitempty"`
 	// LowerBound: the last step still met the objective, so the search
 	// stopped at its own ceiling (Stop) and the server can take at least
 	// OpsPerSec; its limit was not found.
@@ -269,20 +287,24 @@ func NewStepReport(target string, s *burst.StepResult, sp burst.StepPlan, env *E
 		MaxErrorRatio: sp.MaxErrorRatio}
 	for _, row := range s.Steps {
 		r := row.Result
-		sr := StepReport{Rate: row.Rate, Achieved: row.Achieved, Passed: row.Passed, Why: row.Why, Outcome: r.Outcome,
-			Confirm: row.Confirm, Knee: row.Knee,
+		sr := StepReport{Rate: row.Rate, Passed: row.Passed, Why: row.Why, Outcome: r.Outcome,
+			Verdict: StepVerdict(row.Passed, row.Why, row.Confirm, row.Knee), Confirm: row.Confirm, Knee: row.Knee,
 			Client: NewClientReport(&r)}
 		if r.Total != nil {
 			sr.Totals = NewCommandReport(r.Total, r.Elapsed, percentiles)
-			sr.P50Ms, sr.P99Ms, sr.P999Ms = ms(int64(r.Total.Quantile(0.5))), ms(int64(r.Total.Quantile(0.99))), ms(int64(r.Total.Quantile(0.999)))
 			if r.Total.Ops > 0 {
 				sr.ErrorRate = float64(r.Total.Errors+r.Total.Timeouts) / float64(r.Total.Ops)
+			}
+			if !row.Cut() {
+				sr.Achieved = row.Achieved
+				sr.P50Ms, sr.P99Ms, sr.P999Ms = ms(int64(r.Total.Quantile(0.5))), ms(int64(r.Total.Quantile(0.99))), ms(int64(r.Total.Quantile(0.999)))
 			}
 		}
 		rep.Steps = append(rep.Steps, sr)
 	}
 	rep.Capacity = &CapacityReport{OpsPerSec: s.Capacity, Rate: s.Rate, ObjectiveSeconds: sp.Objective.Seconds(), Stop: s.Stop,
-		LowerBound: s.LowerBound, ClientBound: s.ClientBound}
+		StopReason: StopText(s.Stop), LowerBound: s.LowerBound, ClientBound: s.ClientBound}
+	rep.Capacity.KneePassed, rep.Capacity.KneeTries = s.KneeTries()
 	return rep
 }
 

@@ -61,7 +61,8 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 		"MaxErrors":    strconv.FormatFloat(100*rep.StepPlan.MaxErrorRatio, 'f', -1, 64) + "%",
 		"Capacity":     "",
 		"CapacityRate": thousands(rep.Capacity.Rate),
-		"Stop":         MarkdownEscape(stopText(rep.Capacity.Stop)),
+		"Stop":         MarkdownEscape(StopText(rep.Capacity.Stop)),
+		"Unsteady":     UnsteadyText(rep.Capacity.KneePassed, rep.Capacity.KneeTries),
 		"LowerBound":   rep.Capacity.LowerBound,
 		"Chart":        chartName,
 	}
@@ -71,9 +72,13 @@ func WriteStepMarkdown(w io.Writer, rep *Report, chartName string) error {
 	var steps []mdStep
 	for i, s := range rep.Steps {
 		verdict := MarkdownEscape(StepVerdict(s.Passed, s.Why, s.Confirm, s.Knee))
-		steps = append(steps, mdStep{N: i + 1, Rate: thousands(s.Rate), Achieved: thousands(s.Achieved),
-			P50: fmt.Sprintf("%.3f", s.P50Ms), P99: fmt.Sprintf("%.3f", s.P99Ms), P999: fmt.Sprintf("%.3f", s.P999Ms),
-			Errors: fmt.Sprintf("%.3f%%", 100*s.ErrorRate), Verdict: verdict})
+		row := mdStep{N: i + 1, Rate: thousands(s.Rate), Achieved: NoFigure, P50: NoFigure, P99: NoFigure, P999: NoFigure,
+			Errors: fmt.Sprintf("%.3f%%", 100*s.ErrorRate), Verdict: verdict}
+		if !s.Cut() {
+			row.Achieved = thousands(s.Achieved)
+			row.P50, row.P99, row.P999 = fmt.Sprintf("%.3f", s.P50Ms), fmt.Sprintf("%.3f", s.P99Ms), fmt.Sprintf("%.3f", s.P999Ms)
+		}
+		steps = append(steps, row)
 	}
 	data["Steps"] = steps
 	p := rep.Plan
@@ -174,12 +179,34 @@ func stepsText(sp *StepPlanReport) string {
 	return s
 }
 
+// NoFigure stands for a figure a step cut short does not have.
+const NoFigure = "—"
+
+// KneeText names the knee, and says so when it did not pass every try at
+// its rate: "knee 12,000 ops/s (unsteady: passed 1 of 3 tries)".
+func KneeText(opsPerSec float64, passed, tries int) string {
+	s := "knee " + thousands(opsPerSec) + " ops/s"
+	if u := UnsteadyText(passed, tries); u != "" {
+		s += " (" + u + ")"
+	}
+	return s
+}
+
+// UnsteadyText is "unsteady: passed 1 of 3 tries" for a knee that missed
+// some of its tries, else "".
+func UnsteadyText(passed, tries int) string {
+	if tries < 2 || passed >= tries {
+		return ""
+	}
+	return fmt.Sprintf("unsteady: passed %d of %d tries", passed, tries)
+}
+
 // StepVerdict is a step's verdict in words: met or failed and why, the
 // knee marked, a confirming run said so.
 func StepVerdict(passed bool, why string, confirm, knee bool) string {
 	v := "met"
 	if !passed {
-		v = "failed: " + stopText(why)
+		v = "failed: " + StopText(why)
 	}
 	if confirm {
 		v += " (confirming run)"
@@ -190,7 +217,9 @@ func StepVerdict(passed bool, why string, confirm, knee bool) string {
 	return v
 }
 
-func stopText(s string) string {
+// StopText is why a search stopped, or a step failed, in the words every
+// output uses (terminal, Markdown, the JSON's stop_reason).
+func StopText(s string) string {
 	switch s {
 	case "objective":
 		return "p99 above the objective"
@@ -269,6 +298,10 @@ func WriteStepChart(w io.Writer, rep *Report) error {
 	lo, hi := objMs, objMs
 	xMax := 0.0
 	for _, s := range rep.Steps {
+		if s.Cut() {
+			xMax = math.Max(xMax, s.Rate) // marked at its target rate
+			continue
+		}
 		for _, v := range []float64{s.P50Ms, s.P99Ms, s.P999Ms} {
 			if v > 0 {
 				lo, hi = math.Min(lo, v), math.Max(hi, v)
@@ -298,16 +331,33 @@ func WriteStepChart(w io.Writer, rep *Report) error {
 	}
 	series := []svgSeries{{Name: "p50", Color: "#1f77b4"}, {Name: "p99", Color: "#ff7f0e"}, {Name: "p99.9", Color: "#d62728"}}
 	// The search visits rates out of order (a ramp, then bisection): the
-	// curve is drawn by throughput.
+	// curve follows the target rate, as the load grew. A step cut short
+	// has no figures: it is marked at its target rate along the top, off
+	// the curve.
 	steps := slices.Clone(rep.Steps)
-	slices.SortStableFunc(steps, func(a, b StepReport) int { return cmp.Compare(a.Achieved, b.Achieved) })
-	kneeX, kneeLabel := -1.0, ""
+	slices.SortStableFunc(steps, func(a, b StepReport) int {
+		return cmp.Or(cmp.Compare(a.Rate, b.Rate), cmp.Compare(a.Achieved, b.Achieved))
+	})
+	kneeX, kneeLabel, kneeAnchor := -1.0, "", "middle"
+	kneePassed, kneeTries := 0, 0
+	if rep.Capacity != nil {
+		kneePassed, kneeTries = rep.Capacity.KneePassed, rep.Capacity.KneeTries
+	}
+	var cut []svgDot
 	for _, s := range steps {
-		if s.Knee {
-			kneeX, kneeLabel = math.Round(x(s.Achieved)*10)/10, "knee "+thousands(s.Achieved)+" ops/s"
+		if s.Knee && !s.Cut() {
+			kneeX = math.Round(x(s.Achieved)*10) / 10
+			kneeLabel = KneeText(s.Achieved, kneePassed, kneeTries)
+			kneeAnchor = labelAnchor(kneeX, kneeLabel, left, right)
+		}
+		if s.Cut() {
+			cut = append(cut, svgDot{X: math.Round(x(s.Rate)*10) / 10, Y: top + 4})
 		}
 	}
 	for _, s := range steps {
+		if s.Cut() {
+			continue
+		}
 		for i, v := range []float64{s.P50Ms, s.P99Ms, s.P999Ms} {
 			d := svgDot{X: math.Round(x(s.Achieved)*10) / 10, Y: math.Round(y(v)*10) / 10}
 			series[i].Dots = append(series[i].Dots, d)
@@ -322,8 +372,23 @@ func WriteStepChart(w io.Writer, rep *Report) error {
 		"YTitleY": (top + bottom) / 2, "LegendX": left + 12,
 		"YTicks": yt, "XTicks": xt, "Series": series,
 		"ObjectiveY": y(objMs), "ObjectiveLabelY": y(objMs) - 5, "Objective": html.EscapeString(objective.String()),
-		"KneeX": kneeX, "Knee": kneeLabel, "KneeLabelY": top + 12,
+		"KneeX": kneeX, "Knee": kneeLabel, "KneeLabelY": top + 12, "KneeAnchor": kneeAnchor,
+		"Cut": cut, "CutLegendY": 40 + 16*len(series),
 	})
+}
+
+// labelAnchor keeps a label centred on x inside [left, right]: anchored at
+// its start or end where half of it would cross an edge. Its width is
+// guessed at 7 pixels a character of the chart's 12-pixel font.
+func labelAnchor(x float64, label string, left, right int) string {
+	half := 3.5 * float64(len([]rune(label)))
+	switch {
+	case x+half > float64(right):
+		return "end"
+	case x-half < float64(left):
+		return "start"
+	}
+	return "middle"
 }
 
 // tickLabel formats an axis value for ticks step apart, as 0, 500, 1k,

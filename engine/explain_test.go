@@ -32,7 +32,7 @@ func TestExplainAttributesANodesSlowRequests(t *testing.T) {
 	m := explain.NewMetrics()
 	reg.MustRegister(m)
 	svc := NewExplain(ExplainConfig{Log: quietLogger(), Metrics: m, Paths: collector.DefaultPaths(), Threshold: 20 * time.Millisecond})
-	status := NewStatus(svc)
+	status := NewStatus(StatusSources{Explain: svc})
 	e := New(prometheus.NewRegistry(), quietLogger(), svc, status)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -20,22 +20,28 @@ type Status struct {
 	mu    sync.Mutex
 	nodes map[*statusNode]struct{}
 
-	// What other services keep of each node, read at snapshot time (set
-	// once by NewStatus).
-	bursts  []burstSource
-	changes []changeSource
-	checks  []CheckSource
-	host    []HostCheckSource
-	explain *Explain // nil with --no-explain
+	// What other services keep of each node, read at snapshot time.
+	src StatusSources
 }
 
-// burstSource is the Bursts service, as the status page reads it.
-type burstSource interface {
+// StatusSources are the services the status page reads beside its own
+// history, each nil when it does not run. They are named where the
+// services are built, never discovered among them.
+type StatusSources struct {
+	Bursts  BurstSource
+	Changes ChangeSource
+	Checks  CheckSource
+	Host    HostCheckSource
+	Explain *Explain
+}
+
+// BurstSource is the Bursts service, as the status page reads it.
+type BurstSource interface {
 	LastBurst(target, node string) (LastBurst, bool)
 }
 
-// changeSource is the Changes service, as the status page reads it.
-type changeSource interface {
+// ChangeSource is the Changes service, as the status page reads it.
+type ChangeSource interface {
 	LastChange(target, node string) (LastChange, bool)
 }
 
@@ -63,31 +69,11 @@ type statusNode struct {
 
 var _ Service = (*Status)(nil)
 
-// NewStatus returns the service; add it to the engine's services. The
-// other services are read for each node's last burst (Bursts), last change
-// (Changes) and failing checks (a CheckSource), and for the failing checks
-// of the prober's host (a HostCheckSource); the rest are ignored, so run
-// mode hands over all of them.
-func NewStatus(services ...Service) *Status {
-	s := &Status{nodes: map[*statusNode]struct{}{}}
-	for _, svc := range services {
-		if b, ok := svc.(burstSource); ok {
-			s.bursts = append(s.bursts, b)
-		}
-		if c, ok := svc.(changeSource); ok {
-			s.changes = append(s.changes, c)
-		}
-		if c, ok := svc.(CheckSource); ok {
-			s.checks = append(s.checks, c)
-		}
-		if h, ok := svc.(HostCheckSource); ok {
-			s.host = append(s.host, h)
-		}
-		if e, ok := svc.(*Explain); ok {
-			s.explain = e
-		}
-	}
-	return s
+// NewStatus returns the service; add it to the engine's services. src
+// names the services read for each node's last burst, last change, failing
+// checks and slow causes, and for the failing checks of the prober's host.
+func NewStatus(src StatusSources) *Status {
+	return &Status{nodes: map[*statusNode]struct{}{}, src: src}
 }
 
 // Name names the service in logs.
@@ -176,10 +162,10 @@ func causeCounts(c [explain.NumCauses]uint64) []CauseCount {
 
 // slowCauses reads the node's attribution, nil when it has none.
 func (s *Status) slowCauses(ns *NodeStatus) *SlowCauses {
-	if s.explain == nil {
+	if s.src.Explain == nil {
 		return nil
 	}
-	n := s.explain.Node(ns.Target, ns.Node)
+	n := s.src.Explain.Node(ns.Target, ns.Node)
 	if n == nil {
 		return nil
 	}
@@ -227,23 +213,18 @@ func (s *Status) Snapshot(target string, now time.Time) []NodeStatus {
 
 // fill adds what the other services keep of the node.
 func (s *Status) fill(ns *NodeStatus) {
-	for _, b := range s.bursts {
-		if lb, ok := b.LastBurst(ns.Target, ns.Node); ok {
+	if s.src.Bursts != nil {
+		if lb, ok := s.src.Bursts.LastBurst(ns.Target, ns.Node); ok {
 			ns.LastBurst = &lb
-			break
 		}
 	}
-	for _, c := range s.changes {
-		if lc, ok := c.LastChange(ns.Target, ns.Node); ok {
+	if s.src.Changes != nil {
+		if lc, ok := s.src.Changes.LastChange(ns.Target, ns.Node); ok {
 			ns.LastChange = &lc
-			break
 		}
 	}
-	for _, c := range s.checks {
-		if failing, ok := c.FailingChecks(ns.Target, ns.Node); ok {
-			ns.FailingChecks = append(ns.FailingChecks, failing...)
-			ns.ChecksKnown = true
-		}
+	if s.src.Checks != nil {
+		ns.FailingChecks, ns.ChecksKnown = s.src.Checks.FailingChecks(ns.Target, ns.Node)
 	}
 	ns.Why = s.slowCauses(ns)
 }
@@ -261,11 +242,8 @@ type HostStatus struct {
 // Host returns the state of the prober's host.
 func (s *Status) Host() HostStatus {
 	var h HostStatus
-	for _, src := range s.host {
-		if failing, ok := src.FailingHostChecks(); ok {
-			h.FailingChecks = append(h.FailingChecks, failing...)
-			h.ChecksKnown = true
-		}
+	if s.src.Host != nil {
+		h.FailingChecks, h.ChecksKnown = s.src.Host.FailingHostChecks()
 	}
 	return h
 }

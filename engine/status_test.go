@@ -46,8 +46,7 @@ func TestStatusReadsBurstsChangesAndChecks(t *testing.T) {
 	changes := NewChanges(ChangesConfig{Interval: 20 * time.Millisecond, Window: time.Minute, MinSamples: 1,
 		Paths: collector.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()}}, quietLogger(), m)
 	checks := &fakeChecks{}
-	// A service that feeds nothing is ignored.
-	status := NewStatus(bursts, changes, checks, &countingService{})
+	status := NewStatus(StatusSources{Bursts: bursts, Changes: changes, Checks: checks})
 	e := NewWithMetrics(m, quietLogger(), bursts, changes, status)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
@@ -135,7 +134,7 @@ func TestStatusShowsHostChecksOnce(t *testing.T) {
 		Paths:     collector.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")},
 		Intrinsic: m.Intrinsic().(prometheus.Metric),
 	})
-	status := NewStatus(collectors)
+	status := NewStatus(StatusSources{Checks: collectors, Host: collectors})
 	if h := status.Host(); h.ChecksKnown {
 		t.Errorf("host checks known before any refresh: %+v", h)
 	}

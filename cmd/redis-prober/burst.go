@@ -135,7 +135,9 @@ func (f *burstRunFlags) extension(env extensionEnv) ([]engine.Service, error) {
 	if cfg == nil || err != nil {
 		return nil, err
 	}
-	return []engine.Service{engine.NewBursts(*cfg, env.log, env.metrics, burst.NewMetrics(env.reg))}, nil
+	svc := engine.NewBursts(*cfg, env.log, env.metrics, burst.NewMetrics(env.reg))
+	env.status.Bursts = svc
+	return []engine.Service{svc}, nil
 }
 
 // memtierDefaults are the one-shot command's defaults without --plan:

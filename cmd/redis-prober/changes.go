@@ -38,6 +38,7 @@ func addChangeRunFlags(cmd *kingpin.CmdClause, paths pathFlags) extension {
 		if err := env.reg.Register(svc); err != nil {
 			return nil, fmt.Errorf("register change metrics: %w", err)
 		}
+		env.status.Changes = svc
 		return []engine.Service{svc}, nil
 	}
 }

@@ -74,6 +74,8 @@ func addCollectorRunFlags(g flagGroup, paths pathFlags) extension {
 				cfg.Intrinsic = m
 			}
 		}
-		return []engine.Service{engine.NewCollectors(cfg)}, nil
+		svc := engine.NewCollectors(cfg)
+		env.status.Checks, env.status.Host = svc, svc
+		return []engine.Service{svc}, nil
 	}
 }

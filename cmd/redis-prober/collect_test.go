@@ -31,7 +31,7 @@ func collectorExtension(t *testing.T, args ...string) (*prometheus.Registry, []e
 		return nil, nil, err
 	}
 	reg := prometheus.NewPedanticRegistry()
-	svcs, err := ext(extensionEnv{log: slog.New(slog.DiscardHandler), reg: reg, metrics: prober.NewMetrics(reg)})
+	svcs, err := ext(extensionEnv{log: slog.New(slog.DiscardHandler), reg: reg, metrics: prober.NewMetrics(reg), status: &engine.StatusSources{}})
 	return reg, svcs, err
 }
 

@@ -29,7 +29,9 @@ func addExplainRunFlags(cmd *kingpin.CmdClause, paths pathFlags) extension {
 		if err := env.reg.Register(m); err != nil {
 			return nil, fmt.Errorf("register slow-request metrics: %w", err)
 		}
-		return []engine.Service{engine.NewExplain(engine.ExplainConfig{Log: env.log, Metrics: m,
-			Paths: paths.paths(), Threshold: *threshold})}, nil
+		svc := engine.NewExplain(engine.ExplainConfig{Log: env.log, Metrics: m,
+			Paths: paths.paths(), Threshold: *threshold})
+		env.status.Explain = svc
+		return []engine.Service{svc}, nil
 	}
 }

@@ -212,6 +212,9 @@ type extensionEnv struct {
 	log     *slog.Logger
 	reg     prometheus.Registerer
 	metrics *prober.Metrics
+	// status is where an extension names the service the status page
+	// reads of it.
+	status *engine.StatusSources
 }
 
 // extension validates its flags and returns the services to run per target.
@@ -295,9 +298,12 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		reg := exposition.NewRegistry()
 		registerProcessCollectors(reg)
 		metrics := prober.NewMetricsWith(reg, prober.MetricsOptions{ProbeBuckets: classic})
-		var services []engine.Service
+		var (
+			services []engine.Service
+			sources  engine.StatusSources
+		)
 		for _, ext := range extensions {
-			svcs, err := ext(extensionEnv{log: log, reg: reg, metrics: metrics})
+			svcs, err := ext(extensionEnv{log: log, reg: reg, metrics: metrics, status: &sources})
 			if err != nil {
 				return err
 			}
@@ -305,7 +311,7 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		}
 		// The status page reads the other services' last burst, change
 		// and checks of each node.
-		status := engine.NewStatus(services...)
+		status := engine.NewStatus(sources)
 		services = append(services, status)
 		eng := engine.NewWithMetrics(metrics, log, services...)
 		reg.MustRegister(eng)

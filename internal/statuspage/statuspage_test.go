@@ -274,7 +274,7 @@ func runTargets(t testing.TB, url string, n int) (*engine.Status, func()) {
 				Connections: 1, DataSize: 32, KeyTTL: time.Minute, Namespace: prober.Namespace{Prefix: "redis-prober:", Tag: name}}})
 	}
 	cfg.CleanupTimeout = 5 * time.Second
-	status := engine.NewStatus(fullRows{})
+	status := engine.NewStatus(engine.StatusSources{Bursts: fullRows{}, Changes: fullRows{}, Checks: fullRows{}, Host: fullRows{}})
 	eng := engine.New(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), status)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -52,12 +52,12 @@ func TestMakeRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	head := strings.TrimSpace(run(t, "..", "git", "rev-parse", "HEAD")) // what make stamps
 	cmd := exec.Command("make", "--no-print-directory", "release", "VERSION="+releaseVersion, "DIST="+dist)
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make release: %v\n%s", err, out)
 	}
-	head := strings.TrimSpace(run(t, "..", "git", "rev-parse", "HEAD"))
 
 	var want []string // the files every tarball holds, under its directory
 	for _, pattern := range []string{"dashboards/*.json", "alerts/*.yml", "alerts/fallback/*.yml"} {
@@ -81,7 +81,7 @@ func TestMakeRelease(t *testing.T) {
 			var got []string
 			for name, f := range files {
 				rel, ok := strings.CutPrefix(name, dir+"/")
-				if !ok {
+				if !ok && name != dir {
 					t.Errorf("%s is outside %s/", name, dir)
 					continue
 				}

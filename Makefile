@@ -233,8 +233,21 @@ bench-exposition:
 		for (o = 1; o <= 3; o++) { other = p[1]; sub(/Ours/, (o == 1 ? "Registry" : o == 2 ? "Expfmt" : "Promhttp"), other); \
 		  ko = other SUBSEP p[2]; if ((ko in med) && med[k] > 0) printf "%-42s %-14s %10.2f\n", other, p[2], med[ko] / med[k] } } }' "$$tmp/out.txt"
 
+.PHONY: release
+## release: VERSION=X.Y.Z (required): the release tarballs of every platform,
+## the packaged Helm chart and sha256sums.txt into DIST (default dist/), in
+## promu's layout (see scripts/release.sh).
+DIST ?= dist
+release:
+	@case "$(origin VERSION)" in command*|environment*) ;; \
+		*) echo "make release needs VERSION, e.g. make release VERSION=0.1.0" >&2; exit 2;; esac
+	VERSION='$(VERSION)' DIST='$(DIST)' LDFLAGS='$(LDFLAGS)' ./scripts/release.sh
+
+## docker: the image for this host's platform; a multi-arch image is
+## docker buildx build --platform linux/amd64,linux/arm64 with the same args.
 docker:
-	docker build -t $(BIN):$(VERSION) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		--build-arg BRANCH=$(BRANCH) -t $(BIN):$(VERSION) .
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/internal/buildinfo"
 	"github.com/redis-prober/redis-prober/internal/safetext"
 )
 
@@ -33,6 +34,7 @@ const exporterName = "redis-prober"
 const defaultGCPercent = 50
 
 func main() {
+	buildinfo.Fill()
 	if _, ok := os.LookupEnv("GOGC"); !ok {
 		debug.SetGCPercent(defaultGCPercent)
 	}

@@ -633,6 +633,9 @@ func TestSchemaNamesTheWrongField(t *testing.T) {
 			{"web.tls.enabled=true", "/web/tls/secretName"},
 			{"web.port=70000", "/web/port"},
 			{"serviceMonitor.intervall=1m", "'intervall' not allowed"},
+			{"replicas=two", "/replicas"},
+			{"image.pullPolicy=Sometimes", "/image/pullPolicy"},
+			{"dashboards.enabled=yes", "/dashboards/enabled"},
 		} {
 			out, err := exec.Command(h.bin(t), "template", "rp", chartDir, "--set", tc.set).CombinedOutput()
 			if err == nil || !strings.Contains(string(out), tc.want) {

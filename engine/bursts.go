@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/burst"
 )
@@ -43,7 +44,7 @@ type Bursts struct {
 	// last is the last burst of each running node, for the status page:
 	// one small value a node, dropped when the node's loop ends.
 	mu   sync.Mutex
-	last map[string]LastBurst
+	last map[nodeid.ID]LastBurst
 }
 
 // LastBurst is what the status page shows of a node's last burst.
@@ -71,7 +72,7 @@ var _ Service = (*Bursts)(nil)
 // registry (bursts record with phase="burst"); bm holds the burst series.
 func NewBursts(cfg BurstsConfig, log *slog.Logger, metrics *prober.Metrics, bm *burst.Metrics) *Bursts {
 	n := max(cfg.MaxConcurrent, 1)
-	return &Bursts{cfg: cfg, log: log, metrics: metrics, bm: bm, slots: make(chan struct{}, n), last: map[string]LastBurst{}}
+	return &Bursts{cfg: cfg, log: log, metrics: metrics, bm: bm, slots: make(chan struct{}, n), last: map[nodeid.ID]LastBurst{}}
 }
 
 // Name names the service in logs.
@@ -176,21 +177,21 @@ func (b *Bursts) remember(t Target, r *burst.Result, capacity float64) {
 		lb.P99, lb.Requests = r.Total.Quantile(0.99), r.Total.Ops
 	}
 	b.mu.Lock()
-	b.last[nodeKey(t)] = lb
+	b.last[t.ID()] = lb
 	b.mu.Unlock()
 }
 
 func (b *Bursts) forget(t Target) {
 	b.mu.Lock()
-	delete(b.last, nodeKey(t))
+	delete(b.last, t.ID())
 	b.mu.Unlock()
 }
 
 // LastBurst is the last burst of a running node; false before its first
 // burst, when bursts are off or when the node does not run them (a replica).
-func (b *Bursts) LastBurst(target, node string) (LastBurst, bool) {
+func (b *Bursts) LastBurst(id nodeid.ID) (LastBurst, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	lb, ok := b.last[target+"|"+node]
+	lb, ok := b.last[id]
 	return lb, ok
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/history"
 )
@@ -52,7 +53,7 @@ type Changes struct {
 	infoDesc, latencyDesc *prometheus.Desc
 
 	mu      sync.Mutex
-	nodes   map[string]*nodeWatch
+	nodes   map[nodeid.ID]*nodeWatch
 	targets map[string]*targetHost
 }
 
@@ -117,7 +118,7 @@ func NewChanges(cfg ChangesConfig, log *slog.Logger, metrics *prober.Metrics) *C
 		latencyDesc: prometheus.NewDesc("redis_prober_change_latency_seconds",
 			"Probe latency over a window before the last detected change and since it (at most one window), per command; a window shows once it holds enough samples.",
 			[]string{"target", "node", "command", "window"}, nil),
-		nodes:   map[string]*nodeWatch{},
+		nodes:   map[nodeid.ID]*nodeWatch{},
 		targets: map[string]*targetHost{},
 	}
 }
@@ -125,17 +126,13 @@ func NewChanges(cfg ChangesConfig, log *slog.Logger, metrics *prober.Metrics) *C
 // Name names the service in logs.
 func (c *Changes) Name() string { return "changes" }
 
-func nodeKey(t Target) string { return nameKey(t.Name, t.Node) }
-
-func nameKey(target, node string) string { return target + "|" + node }
-
 // attach creates the node's watch, its latency window over commands, and
 // joins the target's host view.
 func (c *Changes) attach(t Target, commands []string) (*nodeWatch, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	nw := newNodeWatch(t, commands, c.cfg.Window)
-	c.nodes[nodeKey(t)] = nw
+	c.nodes[t.ID()] = nw
 	th := c.targets[t.Name]
 	if th == nil {
 		th = &targetHost{}
@@ -148,7 +145,7 @@ func (c *Changes) attach(t Target, commands []string) (*nodeWatch, uint64) {
 func (c *Changes) detach(t Target, nw *nodeWatch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if key := nodeKey(t); c.nodes[key] == nw {
+	if key := t.ID(); c.nodes[key] == nw {
 		delete(c.nodes, key)
 	}
 	if th := c.targets[t.Name]; th != nil {
@@ -274,9 +271,9 @@ type LastChange struct {
 
 // LastChange is the last change a running node saw; false before its
 // first one or when change detection is off.
-func (c *Changes) LastChange(target, node string) (LastChange, bool) {
+func (c *Changes) LastChange(id nodeid.ID) (LastChange, bool) {
 	c.mu.Lock()
-	nw := c.nodes[nameKey(target, node)]
+	nw := c.nodes[id]
 	if nw == nil || len(nw.lastKinds) == 0 {
 		c.mu.Unlock()
 		return LastChange{}, false

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -48,7 +49,7 @@ type changesRig struct {
 	reg   *prometheus.Registry
 	svc   *Changes
 	logs  *lockedBuffer
-	nodes []string // nodeKey of every node run
+	nodes []nodeid.ID // every node run
 }
 
 func newChangesRig(t *testing.T, paths collector.Paths) *changesRig {
@@ -73,7 +74,7 @@ func (r *changesRig) run(name, node, addr string, client *redis.Client) prober.R
 	}
 	cmds, _ := prober.ParseCommands("get")
 	tgt := Target{Name: name, Node: node, Probe: prober.ProbeConfig{Commands: cmds}}
-	r.nodes = append(r.nodes, nodeKey(tgt))
+	r.nodes = append(r.nodes, tgt.ID())
 	h := r.svc.Attach(Node{Target: tgt, Commands: []string{"get"}, Control: client})
 	done := make(chan struct{})
 	go func() {
@@ -93,7 +94,7 @@ func (r *changesRig) run(name, node, addr string, client *redis.Client) prober.R
 // up another's checks while that one sat in one slow check.
 func (r *changesRig) rounds(n int) {
 	r.t.Helper()
-	checks := func(key string) int64 {
+	checks := func(key nodeid.ID) int64 {
 		r.svc.mu.Lock()
 		defer r.svc.mu.Unlock()
 		if nw := r.svc.nodes[key]; nw != nil {
@@ -482,7 +483,7 @@ func TestChangesLastChangeOfEveryNode(t *testing.T) {
 	r.run("a", "n2", other.Addr(), nil)
 	r.rounds(3)
 	for _, node := range []string{"n1", "n2"} {
-		if lc, ok := r.svc.LastChange("a", node); ok {
+		if lc, ok := r.svc.LastChange(nodeid.ID{Target: "a", Node: node}); ok {
 			t.Fatalf("%s: a last change before any: %+v", node, lc)
 		}
 	}
@@ -490,7 +491,7 @@ func TestChangesLastChangeOfEveryNode(t *testing.T) {
 	host.write("proc/sys/kernel/osrelease", "6.12.0-1-amd64\n")
 	r.waitHostKind(KindKernel, 1)
 	for _, node := range []string{"n1", "n2"} {
-		lc, ok := r.svc.LastChange("a", node)
+		lc, ok := r.svc.LastChange(nodeid.ID{Target: "a", Node: node})
 		if !ok || fmt.Sprint(lc.Kinds) != "[kernel]" || lc.At.IsZero() || len(lc.Before) != 1 || lc.Before[0].Command != "get" {
 			t.Errorf("%s: last change = %+v, %v; want the kernel change", node, lc, ok)
 		}
@@ -500,13 +501,13 @@ func TestChangesLastChangeOfEveryNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.waitKind("a", KindConfig, 1)
-	if lc, _ := r.svc.LastChange("a", "n2"); fmt.Sprint(lc.Kinds) != "[config]" {
+	if lc, _ := r.svc.LastChange(nodeid.ID{Target: "a", Node: "n2"}); fmt.Sprint(lc.Kinds) != "[config]" {
 		t.Errorf("n2: last change = %+v, want config", lc)
 	}
-	if lc, _ := r.svc.LastChange("a", "n1"); fmt.Sprint(lc.Kinds) != "[kernel]" {
+	if lc, _ := r.svc.LastChange(nodeid.ID{Target: "a", Node: "n1"}); fmt.Sprint(lc.Kinds) != "[kernel]" {
 		t.Errorf("n1: last change = %+v, want still the kernel", lc)
 	}
-	if _, ok := r.svc.LastChange("a", "n3"); ok {
+	if _, ok := r.svc.LastChange(nodeid.ID{Target: "a", Node: "n3"}); ok {
 		t.Error("a last change for a node that does not run")
 	}
 }

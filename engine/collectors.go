@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 )
 
 // CollectorsConfig is the Redis-side collectors' part of run mode.
@@ -190,14 +191,14 @@ func (r *intrinsicReader) worst() (time.Duration, bool) {
 // ready.
 type checkBoard struct {
 	mu    sync.Mutex
-	nodes map[[2]string]*collector.Target
+	nodes map[nodeid.ID]*collector.Target
 }
 
 func (b *checkBoard) add(t Target, tgt *collector.Target) (remove func()) {
-	key := [2]string{t.Name, t.Node}
+	key := t.ID()
 	b.mu.Lock()
 	if b.nodes == nil {
-		b.nodes = map[[2]string]*collector.Target{}
+		b.nodes = map[nodeid.ID]*collector.Target{}
 	}
 	b.nodes[key] = tgt
 	b.mu.Unlock()
@@ -214,9 +215,9 @@ var _ CheckSource = (*Collectors)(nil)
 
 // FailingChecks serves the status page: the node's checks that failed at
 // the last refresh.
-func (s *Collectors) FailingChecks(target, node string) ([]collector.FailedCheck, bool) {
+func (s *Collectors) FailingChecks(id nodeid.ID) ([]collector.FailedCheck, bool) {
 	s.checks.mu.Lock()
-	tgt := s.checks.nodes[[2]string{target, node}]
+	tgt := s.checks.nodes[id]
 	s.checks.mu.Unlock()
 	if tgt == nil {
 		return nil, false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -92,7 +93,7 @@ func TestCollectorsLogARestartOnceANode(t *testing.T) {
 		s.checks.mu.Lock()
 		defer s.checks.mu.Unlock()
 		for _, name := range names {
-			for _, err := range s.checks.nodes[[2]string{name, ""}].Snapshot().Errors {
+			for _, err := range s.checks.nodes[nodeid.ID{Target: name}].Snapshot().Errors {
 				if err != nil {
 					return false
 				}

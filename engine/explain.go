@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/explain"
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 )
 
 // ExplainConfig is slow-request attribution in run mode.
@@ -40,7 +41,7 @@ func NewExplain(cfg ExplainConfig) *Explain {
 func (s *Explain) Name() string { return "explain" }
 
 // Node is the attribution of target's node, nil when it does not run.
-func (s *Explain) Node(target, node string) *explain.Node { return s.cfg.Metrics.Node(target, node) }
+func (s *Explain) Node(id nodeid.ID) *explain.Node { return s.cfg.Metrics.Node(id) }
 
 // Attach taps the node's probe samples into its attribution and reads the
 // node's sources on its housekeeping loop.
@@ -49,7 +50,7 @@ func (s *Explain) Attach(nd Node) NodeHooks {
 	n := explain.NewNode(explain.Config{Objective: t.Objective, Threshold: s.cfg.Threshold, MaxLatency: t.Probe.Timeout})
 	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: nd.Control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths, Share: s.share,
 		Cached: nd.CachedInfo})
-	remove := s.cfg.Metrics.Add(t.Name, t.Node, n)
+	remove := s.cfg.Metrics.Add(t.ID(), n)
 	// /proc between the ticks is the Share's to sample, once for all the
 	// nodes of a local server and only while one had slow requests.
 	s.share.Hold()

@@ -53,7 +53,7 @@ func TestExplainAttributesANodesSlowRequests(t *testing.T) {
 
 	var n *explain.Node
 	waitFor(t, 5*time.Second, "the node's first reads of its sources", func() bool {
-		n = svc.Node(tgt.Name, "")
+		n = svc.Node(tgt.ID())
 		return n != nil && n.Settles() > 0
 	})
 	if got := testutil.CollectAndCount(reg, "redis_prober_slow_requests_total"); got != int(explain.NumCauses) {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/internal/faultlog"
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -67,7 +68,7 @@ func (e *Engine) startNode(ctx context.Context, t *Target, onError func(error), 
 	cfg.Poller = e.poller
 	names := commandNames(cfg.Commands)
 	rec := e.metrics.ForNode(t.Name, t.Node, names, t.Objective)
-	spell := e.outages.Node(log, t.Endpoint.String(), nodeName(t))
+	spell := e.outages.Node(log, t.Endpoint.String(), t.ID().String())
 	faults := prober.NewNodeFaultLog(log, spell)
 	// Up to two control connections, opened on demand: the housekeeping
 	// loop runs its tasks one at a time and holds one; a burst's control
@@ -159,14 +160,8 @@ func (n *runningNode) close() {
 	n.spell.Close()
 }
 
-// nodeName is how a server's line names a node: its target, and its
-// address in a Cluster or Sentinel target.
-func nodeName(t *Target) string {
-	if t.Node == "" {
-		return t.Name
-	}
-	return t.Name + "/" + t.Node
-}
+// ID names the node the target's copy runs as.
+func (t *Target) ID() nodeid.ID { return nodeid.ID{Target: t.Name, Node: t.Node} }
 
 // readCommands keeps the commands a replica serves; PING stands in when none
 // is left.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/explain"
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/prober/history"
 )
 
@@ -37,19 +38,19 @@ type StatusSources struct {
 
 // BurstSource is the Bursts service, as the status page reads it.
 type BurstSource interface {
-	LastBurst(target, node string) (LastBurst, bool)
+	LastBurst(id nodeid.ID) (LastBurst, bool)
 }
 
 // ChangeSource is the Changes service, as the status page reads it.
 type ChangeSource interface {
-	LastChange(target, node string) (LastChange, bool)
+	LastChange(id nodeid.ID) (LastChange, bool)
 }
 
 // CheckSource is a service that evaluates the tuning checks of each node
 // (the collector service of run mode). ok is false when the node's checks
 // were not evaluated (yet, or the checks collector is off).
 type CheckSource interface {
-	FailingChecks(target, node string) (failing []collector.FailedCheck, ok bool)
+	FailingChecks(id nodeid.ID) (failing []collector.FailedCheck, ok bool)
 }
 
 // HostCheckSource is a service that evaluates the host-scope checks once
@@ -123,6 +124,9 @@ type NodeStatus struct {
 	Why *SlowCauses
 }
 
+// ID names the node.
+func (ns *NodeStatus) ID() nodeid.ID { return nodeid.ID{Target: ns.Target, Node: ns.Node} }
+
 // SlowCauses is what the status page shows of a node's slow requests.
 type SlowCauses struct {
 	Threshold time.Duration
@@ -165,7 +169,7 @@ func (s *Status) slowCauses(ns *NodeStatus) *SlowCauses {
 	if s.src.Explain == nil {
 		return nil
 	}
-	n := s.src.Explain.Node(ns.Target, ns.Node)
+	n := s.src.Explain.Node(ns.ID())
 	if n == nil {
 		return nil
 	}
@@ -214,17 +218,17 @@ func (s *Status) Snapshot(target string, now time.Time) []NodeStatus {
 // fill adds what the other services keep of the node.
 func (s *Status) fill(ns *NodeStatus) {
 	if s.src.Bursts != nil {
-		if lb, ok := s.src.Bursts.LastBurst(ns.Target, ns.Node); ok {
+		if lb, ok := s.src.Bursts.LastBurst(ns.ID()); ok {
 			ns.LastBurst = &lb
 		}
 	}
 	if s.src.Changes != nil {
-		if lc, ok := s.src.Changes.LastChange(ns.Target, ns.Node); ok {
+		if lc, ok := s.src.Changes.LastChange(ns.ID()); ok {
 			ns.LastChange = &lc
 		}
 	}
 	if s.src.Checks != nil {
-		ns.FailingChecks, ns.ChecksKnown = s.src.Checks.FailingChecks(ns.Target, ns.Node)
+		ns.FailingChecks, ns.ChecksKnown = s.src.Checks.FailingChecks(ns.ID())
 	}
 	ns.Why = s.slowCauses(ns)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/burst"
@@ -24,14 +25,14 @@ import (
 // service is) that records who asked.
 type fakeChecks struct {
 	mu    sync.Mutex
-	asked [][2]string
+	asked []nodeid.ID
 }
 
 func (f *fakeChecks) Name() string          { return "fake-checks" }
 func (f *fakeChecks) Attach(Node) NodeHooks { return NodeHooks{} }
-func (f *fakeChecks) FailingChecks(target, node string) ([]collector.FailedCheck, bool) {
+func (f *fakeChecks) FailingChecks(id nodeid.ID) ([]collector.FailedCheck, bool) {
 	f.mu.Lock()
-	f.asked = append(f.asked, [2]string{target, node})
+	f.asked = append(f.asked, id)
 	f.mu.Unlock()
 	return []collector.FailedCheck{{ID: "latency_monitor", Severity: collector.SeverityInfo, Value: "latency-monitor-threshold 0 (off)"}}, true
 }
@@ -99,15 +100,15 @@ func TestStatusReadsBurstsChangesAndChecks(t *testing.T) {
 	checks.mu.Lock()
 	asked := checks.asked[len(checks.asked)-1]
 	checks.mu.Unlock()
-	if asked != [2]string{tgt.Name, ""} {
+	if asked != (nodeid.ID{Target: tgt.Name}) {
 		t.Errorf("checks asked for %v", asked)
 	}
 
 	stop()
-	if _, ok := bursts.LastBurst(tgt.Name, ""); ok {
+	if _, ok := bursts.LastBurst(tgt.ID()); ok {
 		t.Error("the last burst of a stopped node is kept")
 	}
-	if _, ok := changes.LastChange(tgt.Name, ""); ok {
+	if _, ok := changes.LastChange(tgt.ID()); ok {
 		t.Error("the last change of a stopped node is kept")
 	}
 }
@@ -152,7 +153,7 @@ func TestStatusShowsHostChecksOnce(t *testing.T) {
 		t.Errorf("host: failing %v (known %v), want %v", ids, h.ChecksKnown, want)
 	}
 	for _, name := range []string{"a", "b"} {
-		failing, ok := collectors.FailingChecks(name, "")
+		failing, ok := collectors.FailingChecks(nodeid.ID{Target: name})
 		if !ok {
 			t.Errorf("target %s: checks not evaluated", name)
 		}

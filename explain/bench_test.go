@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -52,7 +53,7 @@ func BenchmarkObserve(b *testing.B) {
 func BenchmarkMetricsGather(b *testing.B) {
 	m := NewMetrics()
 	for i := range 1000 {
-		m.Add(fmt.Sprintf("t%03d", i), "", NewNode(Config{Threshold: time.Millisecond}))
+		m.Add(nodeid.ID{Target: fmt.Sprintf("t%03d", i)}, NewNode(Config{Threshold: time.Millisecond}))
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m)

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 )
 
 // Metrics exports the attribution of every running node: one collector
@@ -13,10 +15,10 @@ type Metrics struct {
 	slow, threshold, unexplained *prometheus.Desc
 
 	mu    sync.Mutex
-	nodes map[[2]string]*Node
+	nodes map[nodeid.ID]*Node
 	// added is when each node joined: since then its counts count (their
 	// created timestamp).
-	added map[[2]string]time.Time
+	added map[nodeid.ID]time.Time
 }
 
 var _ prometheus.Collector = (*Metrics)(nil)
@@ -37,14 +39,13 @@ func NewMetrics() *Metrics {
 		slow:        prometheus.NewDesc(slowName, slowHelp, []string{"target", "node", "cause"}, nil),
 		threshold:   prometheus.NewDesc(thresholdName, thresholdHelp, []string{"target", "node"}, nil),
 		unexplained: prometheus.NewDesc(unexplainedName, unexplainedHelp, []string{"target", "node"}, nil),
-		nodes:       map[[2]string]*Node{},
-		added:       map[[2]string]time.Time{},
+		nodes:       map[nodeid.ID]*Node{},
+		added:       map[nodeid.ID]time.Time{},
 	}
 }
 
-// Add exports n as target's node until remove is called.
-func (m *Metrics) Add(target, node string, n *Node) (remove func()) {
-	key := [2]string{target, node}
+// Add exports n as the node id until remove is called.
+func (m *Metrics) Add(key nodeid.ID, n *Node) (remove func()) {
 	m.mu.Lock()
 	m.nodes[key] = n
 	m.added[key] = time.Now()
@@ -59,11 +60,11 @@ func (m *Metrics) Add(target, node string, n *Node) (remove func()) {
 	}
 }
 
-// Node is the attribution of target's node, nil when it does not run.
-func (m *Metrics) Node(target, node string) *Node {
+// Node is the attribution of node id, nil when it does not run.
+func (m *Metrics) Node(id nodeid.ID) *Node {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.nodes[[2]string{target, node}]
+	return m.nodes[id]
 }
 
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
@@ -74,8 +75,8 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
-	nodes := make(map[[2]string]*Node, len(m.nodes))
-	added := make(map[[2]string]time.Time, len(m.nodes))
+	nodes := make(map[nodeid.ID]*Node, len(m.nodes))
+	added := make(map[nodeid.ID]time.Time, len(m.nodes))
 	for k, n := range m.nodes {
 		nodes[k], added[k] = n, m.added[k]
 	}
@@ -83,9 +84,9 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range nodes {
 		counts := n.Counts()
 		for c, v := range counts {
-			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(m.slow, prometheus.CounterValue, float64(v), added[k], k[0], k[1], Cause(c).String())
+			ch <- prometheus.MustNewConstMetricWithCreatedTimestamp(m.slow, prometheus.CounterValue, float64(v), added[k], k.Target, k.Node, Cause(c).String())
 		}
-		ch <- prometheus.MustNewConstMetric(m.threshold, prometheus.GaugeValue, n.Threshold().Seconds(), k[0], k[1])
-		ch <- prometheus.MustNewConstMetric(m.unexplained, prometheus.GaugeValue, n.UnexplainedShare(), k[0], k[1])
+		ch <- prometheus.MustNewConstMetric(m.threshold, prometheus.GaugeValue, n.Threshold().Seconds(), k.Target, k.Node)
+		ch <- prometheus.MustNewConstMetric(m.unexplained, prometheus.GaugeValue, n.UnexplainedShare(), k.Target, k.Node)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -179,7 +180,7 @@ func TestBaseBuckets(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	m := NewMetrics()
 	n, _ := newTestNode(Config{Threshold: 2 * time.Millisecond})
-	remove := m.Add("cache", "", n)
+	remove := m.Add(nodeid.ID{Target: "cache"}, n)
 	var want strings.Builder
 	want.WriteString("# HELP redis_prober_slow_requests_total Slow probe requests (at or above redis_prober_slow_threshold_seconds) by their one attributed cause (docs/explain.md).\n# TYPE redis_prober_slow_requests_total counter\n")
 	for _, c := range Causes() {

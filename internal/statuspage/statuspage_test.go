@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/burst"
@@ -216,11 +217,11 @@ type fullRows struct{}
 
 func (fullRows) Name() string                        { return "full-rows" }
 func (fullRows) Attach(engine.Node) engine.NodeHooks { return engine.NodeHooks{} }
-func (fullRows) LastBurst(string, string) (engine.LastBurst, bool) {
+func (fullRows) LastBurst(nodeid.ID) (engine.LastBurst, bool) {
 	return engine.LastBurst{Plan: "default", Outcome: burst.OutcomeCompleted, Reason: burst.ReasonNone, OpsPerSec: 1999.5,
 		P99: 800 * time.Microsecond, Requests: 19995, End: time.Now().Add(-time.Minute)}, true
 }
-func (fullRows) LastChange(string, string) (engine.LastChange, bool) {
+func (fullRows) LastChange(nodeid.ID) (engine.LastChange, bool) {
 	var before, after []history.WindowQuantiles
 	for i, cmd := range []string{"ping", "get", "set"} {
 		d := time.Duration(200+100*i) * time.Microsecond
@@ -229,7 +230,7 @@ func (fullRows) LastChange(string, string) (engine.LastChange, bool) {
 	}
 	return engine.LastChange{Kinds: []string{"restart", "version"}, At: time.Now().Add(-2 * time.Minute), Before: before, After: after, MinSamples: 300}, true
 }
-func (fullRows) FailingChecks(string, string) ([]collector.FailedCheck, bool) {
+func (fullRows) FailingChecks(nodeid.ID) ([]collector.FailedCheck, bool) {
 	return []collector.FailedCheck{{ID: "redis_swapped", Severity: collector.SeverityCritical, Value: "4.0 KiB of Redis memory in swap"},
 		{ID: "latency_monitor", Severity: collector.SeverityInfo, Value: "latency-monitor-threshold 0 (off)"}}, true
 }

@@ -33,8 +33,9 @@ systemctl daemon-reload && systemctl enable --now disable-thp.service`
 func Checks() []Check { return slices.Clone(checkList()) }
 
 // checkList is the list, built once: every refresh of every target
-// evaluates it, and building its closures anew each time was a twentieth
-// of what the prober allocated at 1,000 targets.
+// evaluates it, and building its closures anew each time showed in what
+// the prober allocated at 1,000 targets (docs/lab/2026-12-performance-notes.md,
+// "Fifth session").
 var checkList = sync.OnceValue(func() []Check {
 	return []Check{
 		{

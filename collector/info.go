@@ -44,7 +44,8 @@ func ParseInfo(s string) (Info, error) {
 // ParseInfoKeys is ParseInfo keeping only the fields keep takes: a reader
 // of a few fields (explain, the change watch) then builds a map of those,
 // not of the few hundred in the reply (at 1,000 targets whole maps were
-// a third of what the prober allocated). The bounds count every field of
+// much of what the prober allocated: docs/performance.md, "Measured
+// reasons"). The bounds count every field of
 // the reply, so the fields kept are those ParseInfo would keep.
 func ParseInfoKeys(s string, keep func(field string) bool) (Info, error) {
 	info, _, err := parseInfo(s, keep)

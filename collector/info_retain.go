@@ -18,9 +18,9 @@ var retainedInfo = []string{
 }
 
 // retain returns the fields of keys only, as copies: a parsed INFO keeps
-// the whole reply alive through its substrings (5 KiB a node), and its map
-// was 7.5 MB of the live heap at a thousand targets, for some twenty values
-// a target.
+// the whole reply alive through its substrings, and its map was a large
+// part of the live heap at a thousand targets, for some twenty values a
+// target (docs/performance.md, "Measured reasons").
 func (i Info) retain(keys []string) Info {
 	if i == nil {
 		return nil

@@ -8,8 +8,8 @@ import (
 // ProcessCache shares reads of a redis-server's /proc files between the
 // targets that point at the same server: many targets (and every Cluster
 // node the prober reaches twice) can name one process, and reading its
-// smaps_rollup is the dearest file of a refresh (at 1,000 targets over 4
-// servers it was a fifth of the prober's CPU). An entry serves reads for
+// smaps_rollup is the dearest file of a refresh, once a target for the
+// same few servers (docs/performance.md, "Measured reasons"). An entry serves reads for
 // ttl; the zero ProcessCache reads every time.
 type ProcessCache struct {
 	ttl     time.Duration

@@ -122,8 +122,8 @@ func (d Discovery) Networks() ([]netip.Prefix, error) {
 }
 
 // hostSuffix is compiled when a discovery config first needs it: its
-// {1,63} counts compile to 100 KB of program that stayed live in every
-// prober, discovery or not (docs/performance.md, "The one-target RSS").
+// {1,63} counts compile to a large program that stayed live in every
+// prober, discovery or not (docs/performance.md, "Measured reasons").
 var hostSuffix = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^\.?[A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63})*\.?$`)
 })

@@ -109,8 +109,9 @@ func serverField(k string) bool {
 
 // configSet is a CONFIG GET * snapshot packed into one string: its
 // name/value pairs in name order, each length-prefixed. A map of the few
-// hundred parameters was 8 KiB a node, kept only to name what changed in a
-// log line; the packed form is about half, and is unpacked only then.
+// hundred parameters cost every node its entries' overhead, kept only to
+// name what changed in a log line (docs/performance.md, "Measured
+// reasons"); the packed form is smaller, and is unpacked only then.
 type configSet struct{ packed string }
 
 // pairs unpacks the snapshot.
@@ -143,7 +144,8 @@ func configSnapshot(all map[string]string) (*configSet, uint64) {
 // configSnapshotSince is configSnapshot that returns last again when
 // nothing changed since it (its hash is lastHash): the config of a server
 // nearly never changes, and packing a fresh copy of it at every check was
-// a sixth of what the prober allocated at 1,000 targets.
+// much of what the prober allocated at 1,000 targets (docs/performance.md,
+// "Measured reasons").
 func configSnapshotSince(all map[string]string, last *configSet, lastHash uint64) (*configSet, uint64) {
 	names := make([]string, 0, len(all))
 	for k := range all {

@@ -27,7 +27,7 @@ import (
 // are functions of their own so that their copies of the target and of the
 // services' Node are not on the stack while the tasks run. A stack that
 // needs a byte over 16 KiB is given 32 KiB, and at 1,000 nodes that is 16
-// MiB (docs/performance.md, "The stack of a node").
+// MiB (docs/performance.md, "Measured reasons").
 func (e *Engine) runNode(ctx context.Context, t *Target, cleanupTimeout time.Duration, onError func(error), extra ...Task) {
 	n := e.startNode(ctx, t, onError, extra)
 	defer n.close()

@@ -92,8 +92,8 @@ type Node struct {
 	// minutes count the requests decided by minute, by cause, oldest
 	// first: the status page's timeline and the 5-minute share. Only the
 	// minutes that had slow requests are here, the last TimelineMinutes
-	// at most, so a node without any holds none (the fixed array of an
-	// hour was 3.4 KiB a node).
+	// at most, so a node without any holds none (a fixed array of an hour
+	// was on every node: docs/performance.md, "Measured reasons").
 	minutes []minuteCounts
 	// keySizes are INFO KEYSIZES's largest bins as read in the last
 	// second slow requests waited (Redis 8+; empty elsewhere).

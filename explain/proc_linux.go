@@ -28,9 +28,8 @@ const userHZ = 100
 // (/proc/<pid>/stat) of the redis-server main thread, once it is known to
 // be the server we probe (collector.ReadProcess's checks: its name, port
 // and start time). The two files are read and parsed here rather than by
-// procfs, whose Stat (fmt.Fscan) and Schedstat (a regexp) cost about
-// 90 µs of CPU a sample (BenchmarkProcSample), ten samples a second while
-// slow requests come.
+// procfs, whose Stat (fmt.Fscan) and Schedstat (a regexp) are dear at ten
+// samples a second while slow requests come (docs/performance.md, "The hand-written parts").
 type procSampler struct {
 	paths collector.Paths
 	off   bool

@@ -94,7 +94,8 @@ type Reader struct {
 	// lastStamp is the server_time_usec of the last INFO parsed: the
 	// cache serves one reply for a second, and a tick that finds the one
 	// it already took has nothing new to parse (at 1,000 targets such
-	// second parses were a quarter of the prober's allocations).
+	// second parses were much of what fed the GC: docs/performance.md,
+	// "Measured reasons").
 	lastStamp int64
 }
 

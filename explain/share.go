@@ -19,7 +19,8 @@ import (
 //     node of that server had slow requests lately, and the Share keeps
 //     the samples' evidence for all of them: each node decides on the
 //     same slices, not on copies of its own (at 1,000 nodes of four
-//     local servers the copies were a third of the prober's heap). A task of
+//     local servers the copies were much of the prober's heap:
+//     docs/performance.md, "Measured reasons"). A task of
 //     each node's own woke its housekeeping ten times a second, healthy or
 //     not: 10,000 wake-ups a second at 1,000 local targets, and ten a
 //     second for nothing beside a healthy sidecar;

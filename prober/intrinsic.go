@@ -12,8 +12,8 @@ import (
 // `redis-cli --intrinsic-latency` does: it busy-reads the monotonic clock on
 // a locked thread and keeps the largest gap between two readings, which is
 // time the thread was not running. It works in short windows at a low duty
-// cycle (window/interval, 0.1% of a core by default) so it costs almost
-// nothing, and records each window's largest gap.
+// cycle (window/interval, a millisecond a second by default) so it costs
+// almost nothing, and records each window's largest gap.
 type IntrinsicSampler struct {
 	Window   time.Duration
 	Interval time.Duration

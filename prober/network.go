@@ -42,7 +42,7 @@ const networkFloor = time.Millisecond
 // of when it is read again: after a request long on the wire (at least
 // networkFloor, and twice the path's own minimum round trip, so a remote
 // node whose every request takes a millisecond is not read on each). A
-// read costs about 1.5 µs (wire.BenchmarkTCPInfo): a healthy node pays
+// read is one system call (wire.TCPInfo): a healthy node pays
 // nothing, a node in trouble one read a slow request. The Poller's loop
 // and a worker on its own goroutine (TLS) both follow it; a unix socket
 // has no TCP_INFO and is never read.

@@ -56,8 +56,9 @@ type pollShard struct {
 
 // NewPoller returns a Poller; its loops start with their first connection.
 // One loop's CPU is mostly the kernel's (the writes and reads): 10,000
-// requests a second cost it about a fifth of a core of a small VM, so
-// there is one loop for every four CPUs Go may use, and at least one.
+// requests a second cost it a small share of a core of a small VM
+// (docs/performance.md, "Measured reasons"), so there is one loop for every
+// four CPUs Go may use, and at least one.
 func NewPoller() *Poller { return newPoller(max(1, runtime.GOMAXPROCS(0)/4)) }
 
 func newPoller(loops int) *Poller {
@@ -419,9 +420,9 @@ func (l *pollLoop) send(pc *pollConn, woke time.Time) bool {
 	pc.want = pc.sent - 1
 	// The write woke the server, maybe on this CPU: let it run before
 	// this thread's own work (wire.Yield). Yielding after each write is
-	// also cheaper than only after a batch's last write at fleet scale:
-	// that cost 38-44 % of a core at 1,000 targets against 35-37 %, with
-	// a fifth more switches.
+	// also cheaper than only after a batch's last write at fleet scale,
+	// which made more switches (docs/performance.md, "Measured
+	// reasons").
 	wire.Yield()
 	// The software TX stamp is taken as the segment goes to the device,
 	// within the write on an idle socket; taking it now also clears the

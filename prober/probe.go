@@ -444,10 +444,10 @@ func (w *worker) charge(s *slotTiming, end time.Time, userClock bool, ex wire.Ex
 //     that follow land inside the measured round trip. Parked before each
 //     request, the goroutine starts it on a fresh scheduling slice;
 //   - scale: a thread in nanosleep(2) keeps its P until sysmon takes it, so
-//     hundreds of probe threads sleeping even 2 ms before each request held
-//     the two Ps of a small host for seconds at a time and a scrape of
-//     /metrics waited 10 s for one (measured at 200 targets, see
-//     docs/scaling.md). A parked goroutine holds no P.
+//     hundreds of probe threads sleeping before each request held the two
+//     Ps of a small host for seconds at a time and a scrape of /metrics
+//     waited for one (docs/lab/2026-12-performance-notes.md, "Scale (200
+//     targets, the first build)"). A parked goroutine holds no P.
 //
 // The timer may wake the worker up to a millisecond late; that lateness is
 // the prober's own (schedule lag, excluded from Redis latency by chargeFrom).

@@ -48,7 +48,7 @@
 # thousand nodes connect, seed and read INFO. The window then shows whether
 # the prober recovered (timeouts in the window, targets up) or fed on its
 # own load, as one that reopened a connection for every timed-out request
-# did (docs/performance.md, "A timeout keeps its connection").
+# did (docs/lab/2026-12-performance-notes.md, "A timeout keeps its connection").
 set -euo pipefail
 
 TARGETS=${TARGETS:-200}
@@ -293,7 +293,7 @@ cat <<EOF
   CPU              ${cpu_pct} % of one core          (goal <= $cpu_goal %, $cpu_note: $(verdict "$cpu_pct" "$cpu_goal"))
   floor            $( ((FLOOR_SECONDS > 0)) && echo "${floor_us} µs of CPU a request: the C reference client alone, $((TARGETS * RATE)) stamped PINGs/s asked on one socket, ${floor_rate}/s sent, ${floor_pct} % of one core; the prober ${prober_us} µs a request, $(awk -v p="$prober_us" -v f="$floor_us" 'BEGIN {printf "%.2f", p / f}')x   (issue 26: within 1.3x: $(awk -v p="$prober_us" -v f="$floor_us" 'BEGIN {print (p <= 1.3 * f ? "ok" : "MISSED")}'))" || echo "not measured (FLOOR_SECONDS=0)")
   RSS              $(mib "$rss_kb") MiB at the end, peak $(mib "$hwm_kb") MiB   (goal <= 200 MiB: $(verdict "$(mib "$hwm_kb")" 200))
-  Go heap in use   $(awk -v b="$heap" 'BEGIN {printf "%.1f", b / 1048576}') MiB, stacks $(awk -v b="$stacks" -v g="$goroutines" 'BEGIN {printf "%.1f MiB, %.1f KiB a goroutine (a stack grows in steps of 2x: docs/performance.md, \"The stack of a node\")", b / 1048576, (g > 0 ? b / 1024 / g : 0)}')
+  Go heap in use   $(awk -v b="$heap" 'BEGIN {printf "%.1f", b / 1048576}') MiB, stacks $(awk -v b="$stacks" -v g="$goroutines" 'BEGIN {printf "%.1f MiB, %.1f KiB a goroutine (a stack grows in steps of 2x: docs/lab/2026-12-performance-notes.md, \"The stack of a node\")", b / 1048576, (g > 0 ? b / 1024 / g : 0)}')
   goroutines       $goroutines
   threads          $threads (peak $peak_threads)
   wake-ups         $wake_rate voluntary context switches/s over all threads

@@ -29,8 +29,9 @@ func PinThread() (unpin func()) {
 
 // RawWaitMax is the longest wait made raw. To sysmon a raw wait is the
 // goroutine running, and it preempts a goroutine that has run for 10 ms:
-// on a quiet prober (one target: a slot every 50 ms) that was a signal and
-// two thread switches every 10 ms, and twice the CPU of the goroutines.
+// on a quiet prober (one target: a slot every 50 ms) that is a signal and
+// two thread switches every 10 ms, and more CPU than the goroutines
+// (docs/performance.md, "Measured reasons").
 const RawWaitMax = 5 * time.Millisecond
 
 // parkEarly is how long before its timer a parked loop wakes, to wait the
@@ -118,9 +119,8 @@ func (p *Poll) Remove(fd int) { _ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, fd
 // Seen, a thread blocked in a system call has its P taken away by sysmon
 // as soon as another goroutine could use it, and at thousands of waits a
 // second that kept sysmon polling every 20 µs, handed Ps back and forth
-// and woke threads for nothing: measured at 200 probe targets, sysmon
-// slept and woke 2,950 times a second and the prober used 14.6-18.4 % of
-// a core against 11.8-13.2 % for the goroutines the loop replaced. The
+// and woke threads for nothing, and the prober used more CPU than the
+// goroutines the loop replaced (docs/performance.md, "Measured reasons"). The
 // loop keeps its P while it waits instead (so GOMAXPROCS counts it), and
 // the runtime can still stop it: sysmon's preemption and the GC's
 // stop-the-world signal the thread, the wait returns EINTR (no events),
@@ -223,9 +223,8 @@ func RawWrite(fd int, b []byte) (int, error) {
 // answer, as a blocking client does at once). Until then the request
 // waits behind this thread's own work, inside the two kernel stamps, as
 // if the server were slower; where the server runs elsewhere this is one
-// cheap system call. Measured in interleaved make bench runs: the probe's
-// wire mean went from 1.10-1.12× the C client's to 1.01-1.06×
-// (docs/performance.md).
+// cheap system call. It brings the probe's wire mean closer to the C
+// client's (docs/performance.md, "Measured reasons").
 func Yield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // Dup gives a loop a descriptor of its own for a Go socket: closing Go's

@@ -26,8 +26,8 @@ const (
 // went out, between whether its reader stands between two replies (no
 // partial reply read or buffered). A connection given up on for every late
 // reply costs a loaded host a connect and the server a new client each
-// time, which keeps the replies late (docs/performance.md, "A timeout keeps
-// its connection").
+// time, which keeps the replies late (docs/performance.md, "Measured
+// reasons").
 func AfterTimeout(replies uint64, between bool) Kept {
 	if !between {
 		return Drop

@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TCPInfo reads the TCP_INFO of the socket fd: one getsockopt(2), about
-// 1.5 µs and one 288-byte allocation on the 2-CPU test VM
-// (BenchmarkTCPInfo), cheap enough after a slow request, too dear for
-// every request of a thousand targets. Fields an older kernel does not
+// TCPInfo reads the TCP_INFO of the socket fd: one getsockopt(2) and one
+// allocation (BenchmarkTCPInfo; docs/performance.md, "Measured reasons"),
+// cheap enough after a slow request, too dear for every request of a
+// thousand targets. Fields an older kernel does not
 // fill are zero.
 func TCPInfo(fd int) (TCPStats, error) {
 	ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)

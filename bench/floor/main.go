@@ -8,8 +8,8 @@
 //
 // make bench runs it in the same resource window as the prober: what the
 // prober takes over it is what the prober's own features cost (see
-// docs/performance.md, "The one-target RSS against the mandated libraries'
-// own"). It is a measuring stick, not a prober: no timeouts tuned, no
+// docs/lab/2026-12-performance-notes.md, "The one-target RSS against the
+// mandated libraries' own"). It is a measuring stick, not a prober: no timeouts tuned, no
 // errors counted.
 package main
 

@@ -28,9 +28,10 @@ const exporterName = "redis-prober"
 
 // defaultGCPercent is the Go GC target when GOGC is not set: the heap may
 // grow to 1.5 times what is live instead of twice. The prober's live heap
-// grows with its targets (about 140 KiB each) while the GC costs about 1 % of
-// a core at 1,000 targets, so memory is the scarcer of the two, as it is for
-// Prometheus (which sets 75). GOGC in the environment wins.
+// grows with its targets while its GC's CPU stays small, so memory is the
+// scarcer of the two, as it is for Prometheus (which sets 75); the figures
+// are in docs/performance.md, "Measured reasons". GOGC in the environment
+// wins.
 const defaultGCPercent = 50
 
 func main() {

@@ -293,8 +293,8 @@ func addRunCommand(cmd *kingpin.CmdClause) command {
 		}
 
 		// exposition.Registry gathers the Redis-side series of every target
-		// directly (sorted, without a registry's checks per series): half of
-		// a scrape at 1,000 targets.
+		// directly (sorted, without a registry's checks per series): the
+		// longest part of a scrape at 1,000 targets (docs/performance.md, "The hand-written parts").
 		reg := exposition.NewRegistry()
 		registerProcessCollectors(reg)
 		metrics := prober.NewMetricsWith(reg, prober.MetricsOptions{ProbeBuckets: classic})

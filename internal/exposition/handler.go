@@ -20,11 +20,11 @@ import (
 // Handler is the /metrics endpoint: it serves the families of g as
 // promhttp.HandlerFor(g, opts) does, with two differences inside. The protobuf format Prometheus asks
 // for is encoded by ProtoEncoder, the same bytes as expfmt's
-// encoder at a fraction of its cost (at 1,000 targets that encoder was
-// half of a scrape). And every format is streamed, family by family, as
-// it is encoded: promhttp's timeout (http.TimeoutHandler) holds a whole
-// response in a buffer grown by doubling, 5-7 MB and twice that in
-// garbage a scrape at 1,000 targets, the prober's highest memory peak. The
+// encoder for less CPU (docs/performance.md, "The hand-written parts"). And every format is
+// streamed, family by family, as it is encoded: promhttp's timeout
+// (http.TimeoutHandler) holds a whole response in a buffer grown by
+// doubling, twice over in garbage while it grows, which at 1,000 targets
+// was the prober's highest memory peak. The
 // timeout bounds the gathering, which is what can hang; the server's
 // write timeout bounds the sending. Any request or option this path does
 // not handle exactly as promhttp does goes to promhttp. The limit of

@@ -14,8 +14,8 @@ import (
 // prometheus.Collector that is also a
 // prometheus.Gatherer, most often with a Builder) from that collector's
 // Gather, and every other collector as the registry does. At 1,000
-// targets the registry's checks and sort for each series were half of a
-// scrape.
+// targets the registry's checks and sort for each series were the longest
+// part of a scrape (docs/performance.md, "The hand-written parts").
 //
 // Such a collector still registers its descriptors with the registry, so
 // registration refuses the same conflicts as before; a family it shares

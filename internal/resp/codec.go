@@ -12,7 +12,7 @@ import (
 // (the steady probe and the burst's pipelines) to send pre-encoded commands
 // and read their replies without allocating per request. go-redis, which
 // the control path uses, spends more per command than Redis itself on a
-// small request (see docs/performance.md). It trusts lengths no more than
+// small request (docs/performance.md, "The hand-written parts"). It trusts lengths no more than
 // go-redis does: read it through a Guard, which refuses any header over the
 // connection's limits before the codec sees it.
 

@@ -34,9 +34,9 @@ import (
 var statusTemplates embed.FS
 
 // statusTemplate is parsed on the page's first view, not at start: a
-// sidecar's page is seldom opened, and parsing at init kept 160 KB of
-// parse tree and the template parser's code resident in every prober
-// (docs/performance.md, "The one-target RSS").
+// sidecar's page is seldom opened, and parsing at init kept the parse
+// tree and the template parser's code resident in every prober
+// (docs/performance.md, "Measured reasons").
 var statusTemplate = sync.OnceValue(func() *template.Template {
 	return template.Must(template.ParseFS(statusTemplates, "templates/status.html"))
 })

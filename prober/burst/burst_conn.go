@@ -15,9 +15,9 @@ import (
 // burstConn is one burst connection: an ordinary (netpoller) socket that
 // speaks just enough RESP2 to pipeline the burst's commands without
 // allocating per request. go-redis, which the control path uses, spends
-// more per command than Redis itself on a pipelined GET (see
-// docs/performance.md, "Bursts"); a load generator has to stay cheaper than
-// the server it loads.
+// more per command than Redis itself on a pipelined GET
+// (docs/performance.md, "The hand-written parts"); a load generator has to stay cheaper
+// than the server it loads.
 type burstConn struct {
 	c       net.Conn
 	r       *resp.Reader
@@ -55,8 +55,8 @@ func dialBurst(ctx context.Context, ep prober.Endpoint, timeout time.Duration, l
 	// A paced load is timed by the kernel: its latency leaves this host's
 	// scheduling out, and its lag is measured against each write's
 	// departure. An unpaced load (as fast as Redis answers) keeps the
-	// prober's clock: recvmsg and the stamps cost it 13-23 % of its
-	// throughput (docs/performance.md), and its latency is queueing that
+	// prober's clock: recvmsg and the stamps would cost it throughput
+	// (docs/performance.md, "Measured reasons"), and its latency is queueing that
 	// a client delay barely moves.
 	if paced {
 		if sc, err := wire.StampLoad(raw); err == nil {

@@ -13,9 +13,9 @@ import (
 // real connection instead, a client that fell behind and had one
 // connection take slot after slot (the first free again) replayed them
 // all on one ideal connection, queued behind each other: at 10,000 ops/s
-// on 4 connections the charge's queueing p99 read 5-14 ms with Redis's own
-// wire time p99 under 2 ms. The ideal client with 4 connections queues
-// only when all 4 would be busy.
+// on 4 connections the charge's queueing p99 read several times Redis's own
+// wire time p99 (docs/performance.md, "Measured reasons"). The ideal client with 4
+// connections queues only when all 4 would be busy.
 //
 // A worker takes an ideal connection when its batch goes out and gives it
 // back when the batch lands; at most one batch per real connection is in

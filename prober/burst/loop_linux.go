@@ -325,7 +325,8 @@ func (p *loadLoop) write(c *loopConn) {
 	}
 	if c.wantOut {
 		// Only a socket that filled asks for EPOLLOUT: an epoll_ctl a
-		// batch was 5 % of a paced loop's CPU.
+		// batch showed in a paced loop's profile (docs/performance.md,
+		// "Measured reasons").
 		c.wantOut = false
 		_ = p.poll.Modify(c.fd, unix.EPOLLIN)
 	}

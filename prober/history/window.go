@@ -62,7 +62,8 @@ const ChangeWindowSlots = 12
 // Only the slot being filled is dense (commands × 200 counters of 4 bytes,
 // written with one atomic add and no lock); a finished slot keeps only its
 // non-empty buckets, which for a node's latency are a few dozen. Twelve
-// dense slots were the prober's largest memory at 1,000 targets (33 MB).
+// dense slots were the prober's largest memory at 1,000 targets
+// (docs/performance.md, "Measured reasons").
 type ChangeWindow struct {
 	commands []string
 	slotLen  time.Duration

@@ -23,9 +23,8 @@ import (
 var reportTemplates embed.FS
 
 // The report templates are parsed when a report is first written: most
-// probers never write one, and parsing at init cost every prober's start
-// 1,180 allocations that stayed live (docs/performance.md, "The one-target
-// RSS").
+// probers never write one, and parsing at init left every prober's start
+// with allocations that stayed live (docs/performance.md, "Measured reasons").
 var (
 	stepsMD = sync.OnceValue(func() *template.Template {
 		return template.Must(template.New("steps.md.tmpl").ParseFS(reportTemplates, "templates/steps.md.tmpl"))

@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // tunedFacts is a host and Redis on which every check passes.
@@ -23,7 +25,7 @@ func tunedFacts() Facts {
 			MemTotalBytes: 16 << 30, SwapTotalBytes: 4 << 30, HasMeminfo: true,
 			Governors: map[string]int{"performance": 4}, NUMANodes: 1,
 		},
-		Info: Info{"total_system_memory": "17179869184", "latest_fork_usec": "9000",
+		Info: redisinfo.Info{"total_system_memory": "17179869184", "latest_fork_usec": "9000",
 			"used_memory_rss": "1000000000", "aof_enabled": "1", "maxmemory": "8589934592"},
 		Config: map[string]string{
 			"maxmemory": "8589934592", "maxclients": "10000", "tcp-backlog": "511",

@@ -181,7 +181,7 @@ func TestGoldenTarget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := tt.doer
-			d.info = readFixture(t, "info", tt.info)
+			d.info = infoFixture(t, "info", tt.info)
 			cfg := TargetConfig{Name: tt.name, Commands: []string{"get", "ping", "set"}, Paths: hostPaths(tt.host)}
 			tgt := NewTarget(cfg, &d)
 			tgt.Refresh(t.Context())

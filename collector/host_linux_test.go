@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 func TestParseTHPModes(t *testing.T) {
@@ -150,7 +151,7 @@ func TestParseListCount(t *testing.T) {
 
 func TestReadProcessChecksIdentity(t *testing.T) {
 	paths := Paths{ProcFS: "testdata/hosts/untuned/proc", SysFS: "testdata/hosts/untuned/sys"}
-	ps, err := ReadProcess(paths, Identity{PID: 1021, TCPPort: 6379})
+	ps, err := ReadProcess(paths, redisinfo.Identity{PID: 1021, TCPPort: 6379})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,11 +159,11 @@ func TestReadProcessChecksIdentity(t *testing.T) {
 		t.Errorf("stats: %+v", ps)
 	}
 	// The same PID listening on another port is another Redis.
-	if _, err := ReadProcess(paths, Identity{PID: 1021, TCPPort: 6380}); !isNoData(err) {
+	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 1021, TCPPort: 6380}); !isNoData(err) {
 		t.Errorf("wrong port: err %v, want ErrNoData", err)
 	}
 	// A PID that is not there (another PID namespace).
-	if _, err := ReadProcess(paths, Identity{PID: 99999, TCPPort: 6379}); !isNoData(err) {
+	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 99999, TCPPort: 6379}); !isNoData(err) {
 		t.Errorf("absent pid: err %v, want ErrNoData", err)
 	}
 	// A PID that is some other program.
@@ -173,7 +174,7 @@ func TestReadProcessChecksIdentity(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "5", "status"), []byte("Name:\tbash\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadProcess(Paths{ProcFS: dir}, Identity{PID: 5, TCPPort: 6379}); !isNoData(err) {
+	if _, err := ReadProcess(Paths{ProcFS: dir}, redisinfo.Identity{PID: 5, TCPPort: 6379}); !isNoData(err) {
 		t.Errorf("not redis: err %v, want ErrNoData", err)
 	}
 }
@@ -242,13 +243,13 @@ func TestReadProcessChecksStartTime(t *testing.T) {
 	// Started 1000 s after boot.
 	write("9/stat", "9 (redis-server) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100000 1000 200"+strings.Repeat(" 0", 29)+"\n")
 	paths := Paths{ProcFS: dir}
-	if _, err := ReadProcess(paths, Identity{PID: 9, Started: 1700001000 + 2}); err != nil {
+	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 9, Started: 1700001000 + 2}); err != nil {
 		t.Errorf("same start: %v", err)
 	}
-	if _, err := ReadProcess(paths, Identity{PID: 9, Started: 1700005000}); !isNoData(err) {
+	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 9, Started: 1700005000}); !isNoData(err) {
 		t.Errorf("other start: err %v, want ErrNoData", err)
 	}
-	if _, err := ReadProcess(paths, Identity{PID: 9}); err != nil {
+	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 9}); err != nil {
 		t.Errorf("start unknown: %v", err)
 	}
 }

@@ -3,6 +3,8 @@ package collector
 import (
 	"sync"
 	"time"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // ProcessCache shares reads of a redis-server's /proc files between the
@@ -20,7 +22,7 @@ type ProcessCache struct {
 type procKey struct{ pid, port int }
 
 type procEntry struct {
-	id    Identity
+	id    redisinfo.Identity
 	at    time.Time
 	stats *ProcessStats
 	err   error
@@ -38,7 +40,7 @@ func NewProcessCache(ttl time.Duration) *ProcessCache {
 // Read returns the process stats of id, from the cache when a read of the
 // same process (same PID and port, a start time within startSlack) is
 // younger than the ttl.
-func (c *ProcessCache) Read(paths Paths, id Identity, now time.Time) (*ProcessStats, error) {
+func (c *ProcessCache) Read(paths Paths, id redisinfo.Identity, now time.Time) (*ProcessStats, error) {
 	if c == nil || c.ttl <= 0 || id.PID <= 0 {
 		return ReadProcess(paths, id)
 	}
@@ -65,7 +67,7 @@ func (c *ProcessCache) Read(paths Paths, id Identity, now time.Time) (*ProcessSt
 	return stats, err
 }
 
-func sameStart(a, b Identity) bool {
+func sameStart(a, b redisinfo.Identity) bool {
 	d := a.Started - b.Started
 	return d <= startSlack && d >= -startSlack
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // isRedisProcess tells the process names accepted as the Redis server.
@@ -18,7 +19,7 @@ func isRedisProcess(name string) bool { return name == "redis-server" || name ==
 // server's, and when the start times are readable it started when INFO
 // says. A PID from another namespace, or a process we may not read, is
 // ErrNoData.
-func ReadProcess(paths Paths, id Identity) (*ProcessStats, error) {
+func ReadProcess(paths Paths, id redisinfo.Identity) (*ProcessStats, error) {
 	pid, tcpPort := id.PID, id.TCPPort
 	if pid <= 0 {
 		return nil, fmt.Errorf("no process_id in INFO: %w", ErrNoData)

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
@@ -34,7 +35,7 @@ func forkHistogram(t *testing.T, tgt *Target) *dto.Histogram {
 }
 
 // waitInfo polls INFO until cond holds, bounded in time.
-func waitInfo(t *testing.T, c *redis.Client, cond func(Info) bool) Info {
+func waitInfo(t *testing.T, c *redis.Client, cond func(redisinfo.Info) bool) redisinfo.Info {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
@@ -42,7 +43,7 @@ func waitInfo(t *testing.T, c *redis.Client, cond func(Info) bool) Info {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := ParseInfo(s)
+		info, err := redisinfo.Parse(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +71,7 @@ func TestBGSAVEIncrementsForkHistogramByOne(t *testing.T) {
 	if err := c.BgSave(t.Context()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	info := waitInfo(t, c, func(i Info) bool {
+	info := waitInfo(t, c, func(i redisinfo.Info) bool {
 		n, _ := i.Int("total_forks")
 		return i["rdb_bgsave_in_progress"] == "0" && n >= 1
 	})

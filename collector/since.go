@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // Since when a counter counts is its start (created) timestamp in the
@@ -54,7 +56,7 @@ type serverSince struct {
 // scrapes share, not the server's). A total_commands_processed that went
 // back (the prober's own probes keep it growing) is a CONFIG RESETSTAT
 // since the last read: the statistics count from then.
-func (s *serverSince) info(info Info, read time.Time) ServerSince {
+func (s *serverSince) info(info redisinfo.Info, read time.Time) ServerSince {
 	s.prevRead, s.lastRead = s.lastRead, read
 	cmds, ok := info.Int("total_commands_processed")
 	if !ok {

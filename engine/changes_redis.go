@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // Change kinds, the kind label of redis_prober_changes_total (the host's:
@@ -59,7 +60,7 @@ var notConfig = map[string]bool{
 // last is the state of the previous read, whose config snapshot is kept
 // when the server's config has not changed.
 func readServer(ctx context.Context, c redis.Cmdable, configOff bool, last serverState) (serverState, error) {
-	info, err := collector.ReadInfoKeys(ctx, c, serverField) // its errors name INFO
+	info, err := redisinfo.ReadKeys(ctx, c, serverField) // its errors name INFO
 	if err != nil {
 		return serverState{}, err
 	}
@@ -86,7 +87,7 @@ var errConfigRefused = errors.New("CONFIG GET refused")
 // the change log: made valid UTF-8, printable and short. Cloned: a
 // substring would keep the whole INFO text alive as long as the state is
 // remembered.
-func serverStateOf(info collector.Info) serverState {
+func serverStateOf(info redisinfo.Info) serverState {
 	st := serverState{runID: strings.Clone(info["run_id"]), version: strings.Clone(collector.LabelValue(info["redis_version"])),
 		role: strings.Clone(collector.LabelValue(info["role"])), maxmemory: strings.Clone(info["maxmemory"]),
 		policy: strings.Clone(info["maxmemory_policy"])}

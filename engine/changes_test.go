@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -587,7 +588,7 @@ func TestConfigSnapshotSinceKeepsAnUnchangedOne(t *testing.T) {
 // serverField alone is the state of the whole reply, on every server's
 // INFO of the matrix (a field missing from serverField would read empty).
 func TestServerFieldsAreAllTheStateReads(t *testing.T) {
-	files, err := filepath.Glob("../collector/testdata/info/*.txt")
+	files, err := filepath.Glob("../internal/redisinfo/testdata/info/*.txt")
 	if err != nil || len(files) < 5 {
 		t.Fatalf("%d INFO fixtures (%v), want every server's", len(files), err)
 	}
@@ -596,11 +597,11 @@ func TestServerFieldsAreAllTheStateReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		whole, err := collector.ParseInfo(string(b))
+		whole, err := redisinfo.Parse(string(b))
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		some, err := collector.ParseInfoKeys(string(b), serverField)
+		some, err := redisinfo.ParseKeys(string(b), serverField)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // readFixture is the text of testdata/name.
@@ -21,9 +21,9 @@ func readFixture(t *testing.T, name string) string {
 	return string(b)
 }
 
-func readInfo(t *testing.T, name string) collector.Info {
+func readInfo(t *testing.T, name string) redisinfo.Info {
 	t.Helper()
-	info, err := collector.ParseInfo(readFixture(t, name))
+	info, err := redisinfo.Parse(readFixture(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +101,9 @@ func sameEvidence(a, b []Evidence) bool {
 // redis_cpu); a server without the field, a restart or less than the
 // floor gives none.
 func TestOffCPUEvidence(t *testing.T) {
-	base := readInfo(t, "../../collector/testdata/info/valkey-9.1.txt")
-	at := func(active, user, sys string) collector.Info {
-		info := collector.Info{}
+	base := readInfo(t, "../../internal/redisinfo/testdata/info/valkey-9.1.txt")
+	at := func(active, user, sys string) redisinfo.Info {
+		info := redisinfo.Info{}
 		for k, v := range base {
 			info[k] = v
 		}
@@ -113,7 +113,7 @@ func TestOffCPUEvidence(t *testing.T) {
 	prev := snapOf(at("10.000000", "6.000000", "2.000000"), 1000*ms)
 	for _, tc := range []struct {
 		name string
-		cur  collector.Info
+		cur  redisinfo.Info
 		want []Evidence
 	}{
 		{"300 ms active, 100 ms on a CPU", at("10.300000", "6.080000", "2.020000"),
@@ -199,12 +199,12 @@ func TestParseLatency(t *testing.T) {
 // a server without io threads, with a different count or restarted gives
 // none.
 func TestIOOffCPUEvidence(t *testing.T) {
-	base := readInfo(t, "../../collector/testdata/info/valkey-9.1-io-threads-4.txt")
+	base := readInfo(t, "../../internal/redisinfo/testdata/info/valkey-9.1-io-threads-4.txt")
 	if s := snapOf(base, 0); s.ioThreads != 3 || s.ioActiveNs != 317290000 || s.otherCPUNs != 1110538000 {
 		t.Fatalf("fixture read as %d io threads, %d ns active, %d ns other CPU", s.ioThreads, s.ioActiveNs, s.otherCPUNs)
 	}
-	at := func(kv ...string) collector.Info {
-		info := collector.Info{}
+	at := func(kv ...string) redisinfo.Info {
+		info := redisinfo.Info{}
 		for k, v := range base {
 			info[k] = v
 		}
@@ -222,7 +222,7 @@ func TestIOOffCPUEvidence(t *testing.T) {
 		"used_cpu_user_main_thread", "3.000000", "used_cpu_sys_main_thread", "1.000000",
 		"used_active_time_io_thread_1", "2.000000", "used_active_time_io_thread_2", "2.000000",
 		"used_active_time_io_thread_3", "2.000000"), 1000*ms)
-	io := func(user, a1, a2, a3 string) collector.Info {
+	io := func(user, a1, a2, a3 string) redisinfo.Info {
 		return at("used_cpu_user", user, "used_cpu_sys", "1.000000",
 			"used_cpu_user_main_thread", "3.000000", "used_cpu_sys_main_thread", "1.000000",
 			"used_active_time_io_thread_1", a1, "used_active_time_io_thread_2", a2, "used_active_time_io_thread_3", a3)
@@ -232,7 +232,7 @@ func TestIOOffCPUEvidence(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		cur  collector.Info
+		cur  redisinfo.Info
 		want []Evidence
 	}{
 		// 0.9 s active in all, 0.3 s of CPU: 0.6 s off a CPU, 0.2 s a thread.
@@ -242,7 +242,7 @@ func TestIOOffCPUEvidence(t *testing.T) {
 		{"under the floor", io("9.299500", "2.100000", "2.100000", "2.100000"), nil},
 		{"no more than the interval", io("9.000000", "5.500000", "5.500000", "5.500000"), span(1000 * time.Millisecond)},
 		{"a thread fewer", at("used_active_time_io_thread_3", "", "used_active_time_io_thread_1", "9.000000"), nil},
-		{"the main thread's fields only (io-threads 1)", readInfo(t, "../../collector/testdata/info/valkey-9.1.txt"), nil},
+		{"the main thread's fields only (io-threads 1)", readInfo(t, "../../internal/redisinfo/testdata/info/valkey-9.1.txt"), nil},
 		{"Redis 7.0", readInfo(t, "info-7.0-before-bgsave.txt"), nil},
 		{"garbage in a thread's field", io("9.300000", "2.300000", "x", "2.300000"), nil},
 	} {
@@ -265,7 +265,7 @@ func TestIOOffCPUEvidence(t *testing.T) {
 // each with every number made 1 (a flag or counter at 0 reads as absent
 // would too).
 func TestInfoFieldsAreAllExplainReads(t *testing.T) {
-	files, err := filepath.Glob("../collector/testdata/info/*.txt")
+	files, err := filepath.Glob("../internal/redisinfo/testdata/info/*.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,23 +288,23 @@ func TestInfoFieldsAreAllExplainReads(t *testing.T) {
 		if i%2 == 1 {
 			f += " (every number 1)"
 		}
-		whole, err := collector.ParseInfo(text)
+		whole, err := redisinfo.Parse(text)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		some, err := collector.ParseInfoKeys(text, infoField)
+		some, err := redisinfo.ParseKeys(text, infoField)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		if len(some) >= len(whole) {
 			t.Errorf("%s: kept %d of %d fields: the filter keeps everything", f, len(some), len(whole))
 		}
-		for name, read := range map[string]func(collector.Info) any{
-			"snapOf":              func(i collector.Info) any { return snapOf(i, 1) },
-			"serverMicros":        func(i collector.Info) any { return serverMicros(i) },
-			"CommandlogSupported": func(i collector.Info) any { return collector.CommandlogSupported(i) },
-			"IdentityFromInfo":    func(i collector.Info) any { return collector.IdentityFromInfo(i) },
-			"parseKeySizes":       func(i collector.Info) any { return parseKeySizes(i) },
+		for name, read := range map[string]func(redisinfo.Info) any{
+			"snapOf":              func(i redisinfo.Info) any { return snapOf(i, 1) },
+			"serverMicros":        func(i redisinfo.Info) any { return serverMicros(i) },
+			"CommandlogSupported": func(i redisinfo.Info) any { return redisinfo.CommandlogSupported(i) },
+			"IdentityFromInfo":    func(i redisinfo.Info) any { return redisinfo.IdentityFromInfo(i) },
+			"parseKeySizes":       func(i redisinfo.Info) any { return parseKeySizes(i) },
 		} {
 			if a, b := read(whole), read(some); !reflect.DeepEqual(a, b) {
 				t.Errorf("%s: %s of the whole reply %+v, of the fields kept %+v", filepath.Base(f), name, a, b)

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // KeyKind is a kind of key INFO KEYSIZES bins (Redis 8+): strings by their
@@ -80,7 +80,7 @@ func binText(v uint64) string {
 // way, is skipped whole; a server without the section (Redis before 8,
 // Valkey) gives an empty KeySizes. One pass over the reply's fields,
 // which ParseInfo bounds.
-func parseKeySizes(info collector.Info) KeySizes {
+func parseKeySizes(info redisinfo.Info) KeySizes {
 	var out KeySizes
 	for k, v := range info {
 		rest, ok := strings.CutPrefix(k, "db")

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // TestParseKeySizes: INFO of a real Redis 8.0 holding a 300 KB and a 3 MB
@@ -44,14 +44,14 @@ func TestParseKeySizes(t *testing.T) {
 		{"the empty string's bin", "db0_distrib_strings_sizes", "0=5", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			info := collector.Info{"redis_version": "8.0.6", "db1_distrib_lists_items": "4=1", tc.field: tc.value}
+			info := redisinfo.Info{"redis_version": "8.0.6", "db1_distrib_lists_items": "4=1", tc.field: tc.value}
 			got := parseKeySizes(info)
 			if got.Largest[Strings] != tc.want || got.Largest[Lists] != 4 {
 				t.Errorf("%+v, want strings %d and lists 4 (the other field)", got, tc.want)
 			}
 		})
 	}
-	for _, name := range []string{"../../collector/testdata/info/valkey-9.1.txt", "info-7.0-before-bgsave.txt"} {
+	for _, name := range []string{"../../internal/redisinfo/testdata/info/valkey-9.1.txt", "info-7.0-before-bgsave.txt"} {
 		if got := parseKeySizes(readInfo(t, name)); !got.Empty() || got.String() != "" {
 			t.Errorf("%s: %+v, want none", name, got)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // starvedShare: a main thread that waited for a CPU for at least
@@ -55,11 +56,11 @@ func (s *procSampler) unsampled() procSampler {
 }
 
 // attach finds the process of info (again when its pid changed).
-func (s *procSampler) attach(info collector.Info) {
+func (s *procSampler) attach(info redisinfo.Info) {
 	if s.off {
 		return
 	}
-	id := collector.IdentityFromInfo(info)
+	id := redisinfo.IdentityFromInfo(info)
 	if id.PID == s.pid {
 		return
 	}

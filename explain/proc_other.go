@@ -2,7 +2,11 @@
 
 package explain
 
-import "github.com/redis-prober/redis-prober/collector"
+import (
+	"github.com/redis-prober/redis-prober/collector"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
+)
 
 // procSampler has nothing to read off Linux.
 type procSampler struct {
@@ -10,7 +14,7 @@ type procSampler struct {
 	off   bool
 }
 
-func (s *procSampler) attach(collector.Info) {}
+func (s *procSampler) attach(redisinfo.Info) {}
 
 func (s *procSampler) attached() bool { return false }
 

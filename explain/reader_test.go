@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -181,7 +182,7 @@ func TestReaderCommandlogLargeEntries(t *testing.T) {
 
 func TestInfoStamp(t *testing.T) {
 	fixture := readFixture(t, "info-7.0-before-bgsave.txt")
-	info, err := collector.ParseInfo(fixture)
+	info, err := redisinfo.Parse(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

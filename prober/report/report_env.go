@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -67,7 +68,7 @@ func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths collector.P
 		Prober: ProberEnv{Version: version, Revision: revision, GoVersion: runtime.Version()},
 		Host:   readHostEnv(paths),
 	}
-	if info, err := collector.ReadInfo(ctx, c); err == nil {
+	if info, err := redisinfo.Read(ctx, c); err == nil {
 		env.Redis = RedisEnv{Version: info["redis_version"], Mode: info["redis_mode"], OS: info["os"],
 			Role: info["role"], Allocator: info["mem_allocator"], IOThreads: info["io_threads_active"]}
 		env.Redis.UsedMemory, _ = strconv.ParseInt(info["used_memory"], 10, 64)

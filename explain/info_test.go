@@ -35,6 +35,7 @@ func readInfo(t *testing.T, name string) redisinfo.Info {
 // the reads that saw total_forks move; the child is a state of both
 // intervals it ran in.
 func TestInfoEvidenceBGSAVE(t *testing.T) {
+	t.Parallel()
 	before := snapOf(readInfo(t, "info-7.0-before-bgsave.txt"), 1000*ms)
 	during := snapOf(readInfo(t, "info-7.0-during-bgsave.txt"), 2000*ms)
 	after := snapOf(readInfo(t, "info-7.0-after-bgsave.txt"), 3000*ms)
@@ -66,6 +67,7 @@ func TestInfoEvidenceBGSAVE(t *testing.T) {
 // TestInfoEvidenceCounters: the counters of eviction, expiry, the AOF and
 // defrag, and a server without total_forks (before Redis 6.2...).
 func TestInfoEvidenceCounters(t *testing.T) {
+	t.Parallel()
 	prev := infoSnap{at: 1000 * ms, runID: "r", latestForkUsec: 100, evicted: 5, expireCPUMillis: 10, aofDelayedFsync: 1, defragHits: 3}
 	cur := prev
 	cur.at = 2000 * ms
@@ -101,6 +103,7 @@ func sameEvidence(a, b []Evidence) bool {
 // redis_cpu); a server without the field, a restart or less than the
 // floor gives none.
 func TestOffCPUEvidence(t *testing.T) {
+	t.Parallel()
 	base := readInfo(t, "../../internal/redisinfo/testdata/info/valkey-9.1.txt")
 	at := func(active, user, sys string) redisinfo.Info {
 		info := redisinfo.Info{}
@@ -136,6 +139,7 @@ func TestOffCPUEvidence(t *testing.T) {
 }
 
 func TestParseSlowlog(t *testing.T) {
+	t.Parallel()
 	reply := []any{
 		[]any{int64(7), int64(1796313063), int64(16247), []any{"bgsave"}, "127.0.0.1:58424", ""},
 		[]any{int64(6), int64(1796313060), int64(300123), []any{"debug", "sleep", "0.3"}},
@@ -167,6 +171,7 @@ func TestParseSlowlog(t *testing.T) {
 }
 
 func TestParseLatency(t *testing.T) {
+	t.Parallel()
 	latest, err := parseLatencyLatest([]any{
 		[]any{"fork", int64(100), int64(15), int64(40)},
 		[]any{"command", int64(101), int64(300), int64(300), int64(900), int64(3)}, // Valkey 8.1's sum and count
@@ -199,6 +204,7 @@ func TestParseLatency(t *testing.T) {
 // a server without io threads, with a different count or restarted gives
 // none.
 func TestIOOffCPUEvidence(t *testing.T) {
+	t.Parallel()
 	base := readInfo(t, "../../internal/redisinfo/testdata/info/valkey-9.1-io-threads-4.txt")
 	if s := snapOf(base, 0); s.ioThreads != 3 || s.ioActiveNs != 317290000 || s.otherCPUNs != 1110538000 {
 		t.Fatalf("fixture read as %d io threads, %d ns active, %d ns other CPU", s.ioThreads, s.ioActiveNs, s.otherCPUNs)
@@ -265,6 +271,7 @@ func TestIOOffCPUEvidence(t *testing.T) {
 // each with every number made 1 (a flag or counter at 0 reads as absent
 // would too).
 func TestInfoFieldsAreAllExplainReads(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../internal/redisinfo/testdata/info/*.txt")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // and hostile Keysizes fields: a field malformed in any way is skipped
 // whole, the others still read.
 func TestParseKeySizes(t *testing.T) {
+	t.Parallel()
 	got := parseKeySizes(readInfo(t, "info-8.0-keysizes.txt"))
 	want := KeySizes{Largest: [numKeyKinds]uint64{Strings: 2 << 20, Lists: 128, Zsets: 2, Hashes: 64 << 10}}
 	if got != want {
@@ -60,6 +61,7 @@ func TestParseKeySizes(t *testing.T) {
 
 // TestKeySizesString: the top bin is said without overflowing.
 func TestKeySizesString(t *testing.T) {
+	t.Parallel()
 	k := KeySizes{Largest: [numKeyKinds]uint64{Strings: 1 << 63, Sets: 1, Hashes: 1 << 30}}
 	if s := k.String(); s != "strings of 8E bytes or more, sets of 1-2 items, hashes of 1G-2G items" {
 		t.Errorf("said %q", s)

@@ -16,6 +16,7 @@ import (
 // (single servers and Cluster nodes, counts of every cause, thresholds and
 // shares of their own), after one leaves and with none.
 func TestMetricsGatherAsTheRegistry(t *testing.T) {
+	t.Parallel()
 	m := NewMetrics()
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(m)

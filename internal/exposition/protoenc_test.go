@@ -66,6 +66,7 @@ func encodeFamilies(t *testing.T) []*dto.MetricFamily {
 // TestProtoEncoderAsExpfmt: for every escaping scheme the encoder writes
 // exactly the bytes of expfmt's protobuf encoder.
 func TestProtoEncoderAsExpfmt(t *testing.T) {
+	t.Parallel()
 	mfs := encodeFamilies(t)
 	for _, scheme := range []model.EscapingScheme{model.NoEscaping, model.UnderscoreEscaping, model.DotsEscaping, model.ValueEncodingEscaping} {
 		t.Run(scheme.String(), func(t *testing.T) {

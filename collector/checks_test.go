@@ -261,3 +261,13 @@ func TestChecksIsACopy(t *testing.T) {
 		t.Errorf("Evaluate saw a caller's change to its copy of the list")
 	}
 }
+
+// TestConfigParamsAreNotSecret: the collectors read no secret (checks.go:
+// their values go to the status page).
+func TestConfigParamsAreNotSecret(t *testing.T) {
+	for _, p := range configParams() {
+		if redisinfo.SecretParam(p) {
+			t.Errorf("collector reads secret CONFIG parameter %s", p)
+		}
+	}
+}

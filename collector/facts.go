@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
@@ -21,7 +22,7 @@ type HostFacts struct {
 
 // ReadHostFacts reads what it can; the error joins the real failures (not
 // the "not available here" ones).
-func ReadHostFacts(paths Paths) (HostFacts, error) {
+func ReadHostFacts(paths host.Paths) (HostFacts, error) {
 	var hf HostFacts
 	var errs []error
 	keep := func(err error) {

@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden .prom files in testdata/golden")
@@ -76,8 +78,8 @@ type replyError string
 func (e replyError) Error() string { return string(e) }
 func (replyError) RedisError()     {}
 
-func hostPaths(name string) Paths {
-	return Paths{ProcFS: filepath.Join("testdata", "hosts", name, "proc"), SysFS: filepath.Join("testdata", "hosts", name, "sys")}
+func hostPaths(name string) host.Paths {
+	return host.Paths{ProcFS: filepath.Join("testdata", "hosts", name, "proc"), SysFS: filepath.Join("testdata", "hosts", name, "sys")}
 }
 
 func defaultConfig() map[string]string {

@@ -150,7 +150,7 @@ func TestParseListCount(t *testing.T) {
 }
 
 func TestReadProcessChecksIdentity(t *testing.T) {
-	paths := Paths{ProcFS: "testdata/hosts/untuned/proc", SysFS: "testdata/hosts/untuned/sys"}
+	paths := host.Paths{ProcFS: "testdata/hosts/untuned/proc", SysFS: "testdata/hosts/untuned/sys"}
 	ps, err := ReadProcess(paths, redisinfo.Identity{PID: 1021, TCPPort: 6379})
 	if err != nil {
 		t.Fatal(err)
@@ -174,13 +174,13 @@ func TestReadProcessChecksIdentity(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "5", "status"), []byte("Name:\tbash\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadProcess(Paths{ProcFS: dir}, redisinfo.Identity{PID: 5, TCPPort: 6379}); !isNoData(err) {
+	if _, err := ReadProcess(host.Paths{ProcFS: dir}, redisinfo.Identity{PID: 5, TCPPort: 6379}); !isNoData(err) {
 		t.Errorf("not redis: err %v, want ErrNoData", err)
 	}
 }
 
 func TestReadHostFacts(t *testing.T) {
-	hf, err := ReadHostFacts(Paths{ProcFS: "testdata/hosts/untuned/proc", SysFS: "testdata/hosts/untuned/sys"})
+	hf, err := ReadHostFacts(host.Paths{ProcFS: "testdata/hosts/untuned/proc", SysFS: "testdata/hosts/untuned/sys"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestReadHostFacts(t *testing.T) {
 		t.Errorf("facts: %+v", hf)
 	}
 	// A container that sees nothing of the host: no error, just unknowns.
-	hf, err = ReadHostFacts(Paths{ProcFS: "testdata/hosts/container/proc", SysFS: "testdata/hosts/container/sys"})
+	hf, err = ReadHostFacts(host.Paths{ProcFS: "testdata/hosts/container/proc", SysFS: "testdata/hosts/container/sys"})
 	if err != nil {
 		t.Fatalf("container: %v", err)
 	}
@@ -242,7 +242,7 @@ func TestReadProcessChecksStartTime(t *testing.T) {
 	write("9/status", "Name:\tredis-server\nVmRSS:\t100 kB\nVmSwap:\t0 kB\n")
 	// Started 1000 s after boot.
 	write("9/stat", "9 (redis-server) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100000 1000 200"+strings.Repeat(" 0", 29)+"\n")
-	paths := Paths{ProcFS: dir}
+	paths := host.Paths{ProcFS: dir}
 	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 9, Started: 1700001000 + 2}); err != nil {
 		t.Errorf("same start: %v", err)
 	}

@@ -26,10 +26,6 @@ type ProcessStats struct {
 	started *timestamppb.Timestamp // the same, made once a read for every scrape
 }
 
-// startSlack is how far the process start time may be from the one INFO
-// implies (uptime_in_seconds is whole seconds).
-const startSlack = 5.0
-
 // processDescs are the series of the process collector.
 type processDescs struct {
 	swap, rss, anonHuge, openFiles, switches, cpus, nodes targetDesc

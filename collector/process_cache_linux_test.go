@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
@@ -19,7 +20,7 @@ func TestProcessCacheSharesReads(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	paths := Paths{ProcFS: dir, SysFS: "testdata/hosts/untuned/sys"}
+	paths := host.Paths{ProcFS: dir, SysFS: "testdata/hosts/untuned/sys"}
 	status := filepath.Join(dir, "1021", "status")
 	orig, err := os.ReadFile(status)
 	if err != nil {
@@ -73,7 +74,7 @@ func TestHostFactsCacheSharesReads(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS("testdata/hosts/untuned")); err != nil {
 		t.Fatal(err)
 	}
-	paths := Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}
+	paths := host.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}
 	c := NewHostFactsCache(time.Second)
 	t0 := time.Now()
 	first, err := c.Read(paths, t0)

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 )
@@ -59,7 +60,7 @@ func waitInfo(t *testing.T, c *redis.Client, cond func(redisinfo.Info) bool) red
 func TestBGSAVEIncrementsForkHistogramByOne(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client()
-	tgt := NewTarget(TargetConfig{Name: "t", Paths: DefaultPaths(), Commands: []string{"ping"}}, c)
+	tgt := NewTarget(TargetConfig{Name: "t", Paths: host.DefaultPaths(), Commands: []string{"ping"}}, c)
 	tgt.Refresh(t.Context())
 	if err := tgt.Snapshot().Errors["info"]; err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func TestACLWithoutConfigGivesUnknownChecks(t *testing.T) {
 	if err := c.ConfigGet(t.Context(), "maxmemory").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
 		t.Fatalf("CONFIG GET as probe: %v, want NOPERM", err)
 	}
-	tgt := NewTarget(TargetConfig{Name: "acl", Paths: DefaultPaths(), Commands: []string{"ping"}}, c)
+	tgt := NewTarget(TargetConfig{Name: "acl", Paths: host.DefaultPaths(), Commands: []string{"ping"}}, c)
 	tgt.Refresh(t.Context())
 	s := tgt.Snapshot()
 	if err := s.Errors["checks"]; !errors.Is(err, ErrNoData) {
@@ -181,9 +182,9 @@ func TestRealRedisSeries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hostChecks := NewHostChecks(HostChecksConfig{Paths: DefaultPaths(),
+	hostChecks := NewHostChecks(HostChecksConfig{Paths: host.DefaultPaths(),
 		Intrinsic: func() (time.Duration, bool) { return 100 * time.Microsecond, true }})
-	tgt := NewTarget(TargetConfig{Name: srv.Addr(), Paths: DefaultPaths(), Commands: []string{"ping", "get"},
+	tgt := NewTarget(TargetConfig{Name: srv.Addr(), Paths: host.DefaultPaths(), Commands: []string{"ping", "get"},
 		HostChecks: hostChecks}, c)
 	tgt.Refresh(t.Context())
 	// The target's refresh evaluated the host checks too.
@@ -229,7 +230,7 @@ func TestRealRedisSeries(t *testing.T) {
 		t.Errorf("used bytes %v, INFO %v", got, used)
 	}
 	lintProblems(t, tgt)
-	promtoolCheck(t, tgt, NewHost(DefaultPaths(), AllEnabled(), nil), NewHost(hostPaths("untuned"), AllEnabled(), nil), hostChecks)
+	promtoolCheck(t, tgt, NewHost(host.DefaultPaths(), AllEnabled(), nil), NewHost(hostPaths("untuned"), AllEnabled(), nil), hostChecks)
 }
 
 // promtoolCheck pipes the text exposition through `promtool check metrics`.
@@ -334,7 +335,7 @@ func TestRealCommandlogAndLatencyTotals(t *testing.T) {
 		}
 	}
 	before := errorStats(t, c)
-	tgt := NewTarget(TargetConfig{Name: "live", Paths: DefaultPaths(), Commands: []string{"ping"}}, c)
+	tgt := NewTarget(TargetConfig{Name: "live", Paths: host.DefaultPaths(), Commands: []string{"ping"}}, c)
 	tgt.Refresh(t.Context())
 	for _, d := range []string{"0.01", "0.02"} {
 		if err := c.Do(t.Context(), "debug", "sleep", d).Err(); err != nil {

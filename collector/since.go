@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
@@ -125,7 +126,7 @@ type bootTime struct {
 }
 
 // get returns the boot time, zero while /proc/stat cannot tell it.
-func (b *bootTime) get(paths Paths) time.Time {
+func (b *bootTime) get(paths host.Paths) time.Time {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.known {

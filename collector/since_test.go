@@ -122,7 +122,7 @@ func TestRealCountersCarryTheirStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := NewTargets()
-	tgt := set.NewTarget(TargetConfig{Name: "live", Paths: DefaultPaths(), Commands: []string{"ping", "get"}}, c)
+	tgt := set.NewTarget(TargetConfig{Name: "live", Paths: host.DefaultPaths(), Commands: []string{"ping", "get"}}, c)
 	added := time.Now()
 	if _, err := set.Add(tgt); err != nil {
 		t.Fatal(err)
@@ -133,8 +133,8 @@ func TestRealCountersCarryTheirStart(t *testing.T) {
 	}
 	tgt.Refresh(t.Context())
 	after := time.Now()
-	hostc := NewHost(DefaultPaths(), AllEnabled(), nil)
-	boot, bootErr := DefaultPaths().Host().BootTime()
+	hostc := NewHost(host.DefaultPaths(), AllEnabled(), nil)
+	boot, bootErr := host.DefaultPaths().Host().BootTime()
 
 	gathered, err := set.Gather()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/internal/faultlog"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
@@ -25,7 +26,7 @@ type TargetConfig struct {
 	Name     string   // the target label
 	Node     string   // the node label: host:port in a Cluster or Sentinel target, "" for a single server
 	Commands []string // probed commands (lower case), for LATENCY HISTOGRAM
-	Paths    Paths
+	Paths    host.Paths
 	Enabled  Enabled
 	Log      *slog.Logger
 	// ServerClassicBuckets adds classic buckets to the server-side

@@ -158,7 +158,7 @@ func configSnapshotSince(all map[string]string, last *configSet, lastHash uint64
 	var n [binary.MaxVarintLen64]byte
 	for i, k := range names {
 		v := all[k]
-		if collector.SecretParam(k) && v != "" {
+		if redisinfo.SecretParam(k) && v != "" {
 			v = fmt.Sprintf("secret:%x", fnvString(fnvOffset, v))
 		}
 		values[i] = v
@@ -263,7 +263,7 @@ func configDiff(oldSet, curSet *configSet) []string {
 		ov, had := old[k]
 		nv, has := cur[k]
 		switch {
-		case collector.SecretParam(k):
+		case redisinfo.SecretParam(k):
 			out = append(out, k+": (secret changed)")
 		case !had:
 			out = append(out, fmt.Sprintf("%s: (none) → %q", k, nv))

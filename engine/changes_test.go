@@ -19,7 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
@@ -52,7 +52,7 @@ type changesRig struct {
 	nodes []string // nodeKey of every node run
 }
 
-func newChangesRig(t *testing.T, paths collector.Paths) *changesRig {
+func newChangesRig(t *testing.T, paths host.Paths) *changesRig {
 	t.Helper()
 	r := &changesRig{t: t, reg: prometheus.NewRegistry(), logs: &lockedBuffer{}}
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -200,7 +200,7 @@ func (r *changesRig) expect(target string, want map[string]float64) {
 
 func TestChangesOnARealServer(t *testing.T) {
 	srv := redistest.Start(t)
-	r := newChangesRig(t, collector.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
+	r := newChangesRig(t, host.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
 	r.run("a", "", srv.Addr(), nil)
 	r.rounds(3)
 	r.expect("a", map[string]float64{}) // first sight is not a change
@@ -255,7 +255,7 @@ func TestChangesOnARealServer(t *testing.T) {
 func TestChangesReplicaPromoted(t *testing.T) {
 	primary := redistest.Start(t)
 	replica := redistest.Start(t, fmt.Sprintf("replicaof 127.0.0.1 %d", primary.Port))
-	r := newChangesRig(t, collector.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
+	r := newChangesRig(t, host.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
 	r.run("r", "", replica.Addr(), nil)
 	r.rounds(3)
 	if err := replica.Client().Do(context.Background(), "REPLICAOF", "NO", "ONE").Err(); err != nil {
@@ -278,7 +278,7 @@ func TestChangesConfigRefusedIsNotWatched(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "watcher", Password: "pw", Protocol: 2,
 		DisableIdentity: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = client.Close() })
-	r := newChangesRig(t, collector.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
+	r := newChangesRig(t, host.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
 	r.run("acl", "", srv.Addr(), client)
 	r.rounds(3)
 	if err := srv.Client().ConfigSet(ctx, "appendfsync", "always").Err(); err != nil {
@@ -298,12 +298,12 @@ func TestChangesConfigRefusedIsNotWatched(t *testing.T) {
 // hostTree is a fixture /proc and /sys the test edits.
 type hostTree struct {
 	t     *testing.T
-	paths collector.Paths
+	paths host.Paths
 }
 
 func newHostTree(t *testing.T) *hostTree {
 	dir := t.TempDir()
-	h := &hostTree{t: t, paths: collector.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}}
+	h := &hostTree{t: t, paths: host.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}}
 	h.write("proc/sys/kernel/osrelease", "6.1.0-18-amd64\n")
 	h.write("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n")
 	h.write("sys/kernel/mm/transparent_hugepage/defrag", "always defer defer+madvise [madvise] never\n")
@@ -528,7 +528,7 @@ func TestConfigSnapshotPacksAndUnpacks(t *testing.T) {
 			if _, ok := got[k]; ok {
 				t.Errorf("%s is another kind's and must be left out", k)
 			}
-		case collector.SecretParam(k):
+		case redisinfo.SecretParam(k):
 			if got[k] == v || !strings.HasPrefix(got[k], "secret:") {
 				t.Errorf("%s = %q: a secret must be kept as its hash", k, got[k])
 			}

@@ -10,13 +10,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 // CollectorsConfig is the Redis-side collectors' part of run mode.
 type CollectorsConfig struct {
 	Log        *slog.Logger
 	Registerer prometheus.Registerer // the collectors of every node register here, once
-	Paths      collector.Paths
+	Paths      host.Paths
 	Enabled    collector.Enabled
 	Interval   time.Duration // of the refresh (--collector.refresh-interval)
 	// ServerClassicBuckets adds classic buckets to the server-side latency
@@ -37,7 +38,7 @@ type CollectorsConfig struct {
 type Collectors struct {
 	log       *slog.Logger
 	targets   *collector.Targets // registered once; a node's target joins on its first refresh
-	paths     collector.Paths
+	paths     host.Paths
 	enabled   collector.Enabled
 	interval  time.Duration
 	classic   bool

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
@@ -33,7 +33,7 @@ const userHZ = 100
 // 90 µs of CPU a sample (BenchmarkProcSample), ten samples a second while
 // slow requests come.
 type procSampler struct {
-	paths collector.Paths
+	paths host.Paths
 	off   bool
 	pid   int
 	dir   string // /proc/<pid>, "" until attached
@@ -65,7 +65,7 @@ func (s *procSampler) attach(info redisinfo.Info) {
 		return
 	}
 	s.pid, s.dir, s.have = id.PID, "", false
-	if _, err := collector.ReadProcess(s.paths, id); err != nil {
+	if _, _, err := s.paths.Host().RedisProcess(id.PID, id.TCPPort, id.Started); err != nil {
 		return // remote, another namespace, not ours: no redis_cpu or swap
 	}
 	s.dir = filepath.Join(s.paths.ProcFS, strconv.Itoa(id.PID))

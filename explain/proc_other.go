@@ -3,14 +3,13 @@
 package explain
 
 import (
-	"github.com/redis-prober/redis-prober/collector"
-
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // procSampler has nothing to read off Linux.
 type procSampler struct {
-	paths collector.Paths
+	paths host.Paths
 	off   bool
 }
 

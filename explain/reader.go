@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
@@ -45,7 +45,7 @@ type ReaderConfig struct {
 	Log    *slog.Logger
 	// Paths are /proc and /sys (the --path flags): /proc of a local
 	// redis-server is read there.
-	Paths collector.Paths
+	Paths host.Paths
 	// NoProc turns the /proc sampler off (a remote Redis never has one).
 	NoProc bool
 	// Share is shared by the Readers of one prober (NewShare): their

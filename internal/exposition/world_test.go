@@ -18,6 +18,7 @@ import (
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/exposition"
 	"github.com/redis-prober/redis-prober/internal/exposition/expositiontest"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/wire"
 )
@@ -47,7 +48,7 @@ type world struct {
 func newWorld(tb testing.TB, targets int) *world {
 	tb.Helper()
 	w := &world{ours: exposition.NewRegistry(), theirs: prometheus.NewRegistry()}
-	paths := collector.Paths{
+	paths := host.Paths{
 		ProcFS: filepath.Join(collectorTestdata, "hosts", "tuned", "proc"),
 		SysFS:  filepath.Join(collectorTestdata, "hosts", "tuned", "sys"),
 	}

@@ -2,7 +2,8 @@
 // and the reading of its fields, for every package that reads INFO: the
 // collectors, the change watch, the burst governor and report, explain and
 // the doctor. It parses with bounds, so a hostile reply costs a bounded
-// map whatever it holds.
+// map whatever it holds. It also says which CONFIG parameters hold
+// secrets, for every reader of CONFIG.
 package redisinfo
 
 import (

@@ -79,7 +79,7 @@ func binText(v uint64) string {
 // ("8=1000,256K=1,2M=1"). A field of a kind not known, or malformed in any
 // way, is skipped whole; a server without the section (Redis before 8,
 // Valkey) gives an empty KeySizes. One pass over the reply's fields,
-// which ParseInfo bounds.
+// which redisinfo.Parse bounds.
 func parseKeySizes(info redisinfo.Info) KeySizes {
 	var out KeySizes
 	for k, v := range info {

@@ -27,7 +27,7 @@ const userHZ = 100
 
 // procSampler reads the run delay (/proc/<pid>/schedstat) and major faults
 // (/proc/<pid>/stat) of the redis-server main thread, once it is known to
-// be the server we probe (collector.ReadProcess's checks: its name, port
+// be the server we probe (host.Reader.RedisProcess: its name, port
 // and start time). The two files are read and parsed here rather than by
 // procfs, whose Stat (fmt.Fscan) and Schedstat (a regexp) cost about
 // 90 µs of CPU a sample (BenchmarkProcSample), ten samples a second while

@@ -22,7 +22,7 @@ build:
 ## test: everything CI runs, against real redis-server and Prometheus: the
 ## default suite on bookworm's Redis 7.0 and Prometheus 2.42, then the matrix
 ## of newer peers that scripts/peers.sh fetches into PEERS_CACHE.
-test: deps-and-helm vet test-go test-rules test-matrix test-fuzz
+test: deps-and-helm lint test-go test-rules test-matrix test-fuzz
 
 .PHONY: deps-and-helm
 ## deps-and-helm: deps and helm side by side: on a fresh machine the apt
@@ -139,7 +139,7 @@ test-servers:
 
 .PHONY: fuzz test-fuzz soak
 # Every fuzz target as package:Name; go test -fuzz takes one target at a time.
-FUZZ_TARGETS := ./internal/resp:FuzzGuard ./prober/burst:FuzzBurstCodec ./collector:FuzzLabelValue ./internal/safetext:FuzzPrintable ./config:FuzzParse ./engine:FuzzParseAddr ./collector:FuzzParseInfo \
+FUZZ_TARGETS := ./internal/resp:FuzzGuard ./prober/burst:FuzzBurstCodec ./collector:FuzzLabelValue ./internal/safetext:FuzzPrintable ./config:FuzzParse ./engine:FuzzParseAddr ./internal/redisinfo:FuzzParse ./collector:FuzzInfoFields \
                 ./prober:FuzzParseCommands ./prober:FuzzNamespace ./prober/burst:FuzzKeySpec ./prober/burst:FuzzParseMix
 FUZZTIME ?= 60s
 
@@ -166,8 +166,8 @@ soak:
 dashboards:
 	$(GO) run ./dashboards/cmd/generate -out dashboards
 
-lint:
-	$(GO) vet ./...
+## lint: vet, then staticcheck with staticcheck.conf (make test runs it).
+lint: vet
 	$(GO) run $(STATICCHECK) ./...
 
 ## demo: a throwaway redis-server and the prober against it; Ctrl-C stops both.

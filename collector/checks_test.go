@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // tunedFacts is a host and Redis on which every check passes.
@@ -23,7 +25,7 @@ func tunedFacts() Facts {
 			MemTotalBytes: 16 << 30, SwapTotalBytes: 4 << 30, HasMeminfo: true,
 			Governors: map[string]int{"performance": 4}, NUMANodes: 1,
 		},
-		Info: Info{"total_system_memory": "17179869184", "latest_fork_usec": "9000",
+		Info: redisinfo.Info{"total_system_memory": "17179869184", "latest_fork_usec": "9000",
 			"used_memory_rss": "1000000000", "aof_enabled": "1", "maxmemory": "8589934592"},
 		Config: map[string]string{
 			"maxmemory": "8589934592", "maxclients": "10000", "tcp-backlog": "511",
@@ -257,5 +259,15 @@ func TestChecksIsACopy(t *testing.T) {
 	}
 	if r := Evaluate(&Facts{}, a[0].Scope); len(r) == 0 || r[0].ID != id {
 		t.Errorf("Evaluate saw a caller's change to its copy of the list")
+	}
+}
+
+// TestConfigParamsAreNotSecret: the collectors read no secret (checks.go:
+// their values go to the status page).
+func TestConfigParamsAreNotSecret(t *testing.T) {
+	for _, p := range configParams() {
+		if redisinfo.SecretParam(p) {
+			t.Errorf("collector reads secret CONFIG parameter %s", p)
+		}
 	}
 }

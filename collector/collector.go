@@ -11,7 +11,6 @@
 package collector
 
 import (
-	"path/filepath"
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,7 +40,7 @@ type Definition struct {
 	Help string
 	Kind Kind
 	// newHost builds a host collector; nil for target collectors.
-	newHost func(Paths) source
+	newHost func(host.Paths) source
 	// part is a target collector's refresh and series; nil for host
 	// collectors.
 	part targetPart
@@ -95,20 +94,6 @@ func AllEnabled() Enabled {
 		e[d.Name] = true
 	}
 	return e
-}
-
-// Paths are the roots of the proc and sys file systems, so a container can
-// read the host's (mounted at /host/proc, say) and tests can read fixtures.
-type Paths struct {
-	ProcFS string
-	SysFS  string
-}
-
-// DefaultPaths are the host's own /proc and /sys.
-func DefaultPaths() Paths { return Paths{ProcFS: "/proc", SysFS: "/sys"} }
-
-func (p Paths) proc(elem ...string) string {
-	return filepath.Join(append([]string{p.ProcFS}, elem...)...)
 }
 
 // source is one collector's core: it describes its series once and emits

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // COMMANDLOG (Valkey 8.1+) keeps three logs: commands slower than
@@ -56,18 +57,6 @@ type CommandlogLengths [len(commandlogTypes)]int64
 // its id and execution time (for the slow log, in µs). Nothing else.
 type commandlogEntry struct {
 	id, micros int64
-}
-
-// CommandlogSupported says whether the server of info has COMMANDLOG:
-// Valkey 8.1 or newer (valkey_version; Valkey reports redis_version 7.2.4).
-func CommandlogSupported(info Info) bool {
-	parts := strings.SplitN(info["valkey_version"], ".", 3)
-	if len(parts) < 2 {
-		return false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(parts[1])
-	return err1 == nil && err2 == nil && (ma > 8 || ma == 8 && mi >= 1)
 }
 
 // parseCommandlogLen reads the integer reply of COMMANDLOG LEN.
@@ -218,12 +207,12 @@ type commandlogState struct {
 
 // refreshCommandlog is the commandlog step of Refresh; t.refreshMu is held.
 // ran is false when the server has no COMMANDLOG: nothing is recorded.
-func (t *Target) refreshCommandlog(ctx context.Context, info Info, infoErr error, now time.Time) (lens *CommandlogLengths, ran bool, err error) {
+func (t *Target) refreshCommandlog(ctx context.Context, info redisinfo.Info, infoErr error, now time.Time) (lens *CommandlogLengths, ran bool, err error) {
 	st := &t.cl
 	if infoErr != nil {
 		return nil, st.seen, infoErr
 	}
-	if st.seen = CommandlogSupported(info); !st.seen {
+	if st.seen = redisinfo.CommandlogSupported(info); !st.seen {
 		return nil, false, nil
 	}
 	// Kept across refreshes (the tracker, a refusal): a substring would
@@ -253,7 +242,7 @@ func (t *Target) fetchCommandlog(ctx context.Context, runID string) (*Commandlog
 	for i, typ := range commandlogTypes {
 		reply, err := t.client.Do(ctx, "commandlog", "len", typ).Result()
 		if err != nil {
-			return nil, nil, redisErr("COMMANDLOG LEN", err)
+			return nil, nil, redisinfo.CommandErr("COMMANDLOG LEN", err)
 		}
 		if lens[i], err = parseCommandlogLen(typ, reply); err != nil {
 			return nil, nil, err
@@ -261,7 +250,7 @@ func (t *Target) fetchCommandlog(ctx context.Context, runID string) (*Commandlog
 	}
 	reply, err := t.client.Do(ctx, "commandlog", "get", commandlogGetCount, "slow").Result()
 	if err != nil {
-		return nil, nil, redisErr("COMMANDLOG GET", err)
+		return nil, nil, redisinfo.CommandErr("COMMANDLOG GET", err)
 	}
 	entries, err := parseCommandlogGet(reply, commandlogGetCount)
 	if err != nil {

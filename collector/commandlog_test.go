@@ -63,7 +63,7 @@ func (s *capturedServer) handle(args []string) faulttest.Reply {
 	var file string
 	switch {
 	case words == "info":
-		info := readFixture(s.t, "info", s.name+".txt")
+		info := infoFixture(s.t, "info", s.name+".txt")
 		if s.edit != nil {
 			info = s.edit("info.txt", info)
 		}
@@ -205,26 +205,6 @@ func TestCommandlogArgumentsStayOut(t *testing.T) {
 	}
 }
 
-func TestCommandlogSupported(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		want bool
-	}{{"redis-6.2.txt", false}, {"redis-7.0.txt", false}, {"redis-8.0.txt", false}, {"redis-8.0.6.txt", false}, {"valkey-8.0.txt", false}, {"valkey-8.1.txt", true}, {"valkey-9.1.txt", true}} {
-		info, err := ParseInfo(readFixture(t, "info", tt.name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := CommandlogSupported(info); got != tt.want {
-			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
-		}
-	}
-	for v, want := range map[string]bool{"8.1.0": true, "8.2.1": true, "9.0.0": true, "10.0": true, "8.0.9": false, "7.9": false, "8": false, "x.y": false} {
-		if got := CommandlogSupported(Info{"valkey_version": v}); got != want {
-			t.Errorf("valkey %s: %v, want %v", v, got, want)
-		}
-	}
-}
-
 func TestCommandlogTracker(t *testing.T) {
 	e := func(ids ...int64) []commandlogEntry {
 		var out []commandlogEntry
@@ -257,7 +237,7 @@ func TestCommandlogTracker(t *testing.T) {
 
 // commandlogDoer answers like Valkey 8.1 with the given COMMANDLOG replies.
 func commandlogDoer(t *testing.T, lens [3]any, get any) *replayDoer {
-	return &replayDoer{info: readFixture(t, "info", "valkey-8.1.txt"), config: defaultConfig(), latest: []any{},
+	return &replayDoer{info: infoFixture(t, "info", "valkey-8.1.txt"), config: defaultConfig(), latest: []any{},
 		other: map[string]any{
 			"commandlog len slow": lens[0], "commandlog len large-request": lens[1], "commandlog len large-reply": lens[2],
 			"commandlog get 128 slow": get,
@@ -268,7 +248,7 @@ func commandlogDoer(t *testing.T, lens [3]any, get any) *replayDoer {
 // command is never sent and the target has no commandlog series at all.
 func TestCommandlogAbsentIsSilent(t *testing.T) {
 	for _, name := range []string{"redis-6.2.txt", "redis-7.0.txt", "redis-8.0.txt", "valkey-8.0.txt"} {
-		d := &replayDoer{info: readFixture(t, "info", name), config: defaultConfig(), latest: []any{}, commandstats: "# Commandstats\r\n", histogram: []any{}}
+		d := &replayDoer{info: infoFixture(t, "info", name), config: defaultConfig(), latest: []any{}, commandstats: "# Commandstats\r\n", histogram: []any{}}
 		logs := &syncBuffer{}
 		tgt := NewTarget(TargetConfig{Name: "t", Paths: hostPaths("tuned"),
 			Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, d)

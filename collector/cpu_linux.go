@@ -5,14 +5,16 @@ import (
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 type cpuCollector struct {
-	paths          Paths
+	paths          host.Paths
 	governor, numa *prometheus.Desc
 }
 
-func newCPUCollector(paths Paths) source {
+func newCPUCollector(paths host.Paths) source {
 	return &cpuCollector{
 		paths: paths,
 		governor: prometheus.NewDesc("redis_prober_host_cpu_governor",

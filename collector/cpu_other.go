@@ -2,4 +2,6 @@
 
 package collector
 
-func newCPUCollector(Paths) source { return unavailable("cpu") }
+import "github.com/redis-prober/redis-prober/internal/host"
+
+func newCPUCollector(host.Paths) source { return unavailable("cpu") }

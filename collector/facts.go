@@ -3,6 +3,9 @@ package collector
 import (
 	"errors"
 	"time"
+
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // HostFacts is what the checks need from the host's /proc and /sys. A
@@ -19,7 +22,7 @@ type HostFacts struct {
 
 // ReadHostFacts reads what it can; the error joins the real failures (not
 // the "not available here" ones).
-func ReadHostFacts(paths Paths) (HostFacts, error) {
+func ReadHostFacts(paths host.Paths) (HostFacts, error) {
 	var hf HostFacts
 	var errs []error
 	keep := func(err error) {
@@ -69,7 +72,7 @@ func deref(v *uint64) uint64 {
 // Facts are all the inputs of the checks. nil or zero means unknown.
 type Facts struct {
 	Host    HostFacts
-	Info    Info              // nil: Redis not reachable
+	Info    redisinfo.Info    // nil: Redis not reachable
 	Config  map[string]string // nil: CONFIG refused or failed
 	Process *ProcessStats     // nil: the Redis process is not visible here
 	// Intrinsic is the host's recent worst scheduling jitter.

@@ -9,53 +9,30 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
-
-// Infoer is what ReadInfo needs of a client (redis.Cmdable has it).
-type Infoer interface {
-	Info(ctx context.Context, sections ...string) *redis.StringCmd
-}
-
-// ReadInfo runs INFO on c and parses it with the exporter's bounded reader,
-// for the readers beside the collectors: the change watch, the burst
-// governor and the burst report.
-func ReadInfo(ctx context.Context, c Infoer) (Info, error) {
-	return ReadInfoKeys(ctx, c, nil)
-}
-
-// ReadInfoKeys is ReadInfo keeping only the fields keep takes (all when
-// nil): see ParseInfoKeys.
-func ReadInfoKeys(ctx context.Context, c Infoer, keep func(field string) bool) (Info, error) {
-	s, err := c.Info(ctx).Result()
-	if err != nil {
-		return nil, redisErr("INFO", err)
-	}
-	info, _, err := parseInfo(s, keep)
-	return info, err
-}
 
 // fetchInfo runs INFO [section] and parses it; skipped counts the lines
 // over the parse bounds.
-func fetchInfo(ctx context.Context, c Doer, section string) (info Info, skipped int, err error) {
+func fetchInfo(ctx context.Context, c Doer, section string) (info redisinfo.Info, skipped int, err error) {
 	args := []any{"info"}
 	if section != "" {
 		args = append(args, section)
 	}
 	s, err := c.Do(ctx, args...).Text()
 	if err != nil {
-		return nil, 0, redisErr("INFO", err)
+		return nil, 0, redisinfo.CommandErr("INFO", err)
 	}
-	return parseInfo(s, nil)
+	return redisinfo.ParseBounded(s, nil)
 }
 
 // fetchLatency reads LATENCY LATEST and, on Redis 7+, the server-side
 // histogram of the probed commands with their exact sums from INFO
 // commandstats.
-func (t *Target) fetchLatency(ctx context.Context, info Info) ([]LatencyEvent, []CommandHistogram, error) {
+func (t *Target) fetchLatency(ctx context.Context, info redisinfo.Info) ([]LatencyEvent, []CommandHistogram, error) {
 	reply, err := t.client.Do(ctx, "latency", "latest").Result()
 	if err != nil {
-		return nil, nil, redisErr("LATENCY LATEST", err)
+		return nil, nil, redisinfo.CommandErr("LATENCY LATEST", err)
 	}
 	events, dropped, err := parseLatencyLatest(reply)
 	if err != nil {
@@ -72,7 +49,7 @@ func (t *Target) fetchLatency(ctx context.Context, info Info) ([]LatencyEvent, [
 	}
 	reply, err = t.client.Do(ctx, args...).Result()
 	if err != nil {
-		return events, nil, redisErr("LATENCY HISTOGRAM", err)
+		return events, nil, redisinfo.CommandErr("LATENCY HISTOGRAM", err)
 	}
 	hists, dropped, err := parseLatencyHistogram(reply)
 	if err != nil {
@@ -101,7 +78,7 @@ func configParams() []string {
 
 // fetchConfig reads configParams: one CONFIG GET on Redis 7+, which takes
 // several names, one per name before.
-func fetchConfig(ctx context.Context, c Doer, info Info) (map[string]string, error) {
+func fetchConfig(ctx context.Context, c Doer, info redisinfo.Info) (map[string]string, error) {
 	out := map[string]string{}
 	params := configParams()
 	batches := [][]string{params}
@@ -118,7 +95,7 @@ func fetchConfig(ctx context.Context, c Doer, info Info) (map[string]string, err
 		}
 		reply, err := c.Do(ctx, args...).Result()
 		if err != nil {
-			return nil, redisErr("CONFIG GET", err)
+			return nil, redisinfo.CommandErr("CONFIG GET", err)
 		}
 		if err := parseConfigReply(reply, out); err != nil {
 			return nil, err
@@ -151,23 +128,4 @@ func parseConfigReply(reply any, out map[string]string) error {
 		return fmt.Errorf("config get: reply is %T", reply)
 	}
 	return nil
-}
-
-// redisErr wraps a Redis error; a command refused by ACL (NOPERM) or
-// renamed away (unknown command) is "not available here".
-func redisErr(cmd string, err error) error {
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
-		msg := rerr.Error()
-		if strings.HasPrefix(msg, "NOPERM") || strings.HasPrefix(msg, "ERR unknown command") ||
-			strings.HasPrefix(msg, "ERR unknown subcommand") {
-			return fmt.Errorf("%s refused: %w (%s)", cmd, ErrNoData, firstWord(msg))
-		}
-	}
-	return fmt.Errorf("%s: %w", cmd, err)
-}
-
-func firstWord(s string) string {
-	w, _, _ := strings.Cut(s, " ")
-	return w
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden .prom files in testdata/golden")
@@ -76,8 +78,8 @@ type replyError string
 func (e replyError) Error() string { return string(e) }
 func (replyError) RedisError()     {}
 
-func hostPaths(name string) Paths {
-	return Paths{ProcFS: filepath.Join("testdata", "hosts", name, "proc"), SysFS: filepath.Join("testdata", "hosts", name, "sys")}
+func hostPaths(name string) host.Paths {
+	return host.Paths{ProcFS: filepath.Join("testdata", "hosts", name, "proc"), SysFS: filepath.Join("testdata", "hosts", name, "sys")}
 }
 
 func defaultConfig() map[string]string {
@@ -181,7 +183,7 @@ func TestGoldenTarget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := tt.doer
-			d.info = readFixture(t, "info", tt.info)
+			d.info = infoFixture(t, "info", tt.info)
 			cfg := TargetConfig{Name: tt.name, Commands: []string{"get", "ping", "set"}, Paths: hostPaths(tt.host)}
 			tgt := NewTarget(cfg, &d)
 			tgt.Refresh(t.Context())

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redis-prober/redis-prober/internal/faultlog"
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 // Host runs the enabled host collectors at scrape time. Register it once per
@@ -25,7 +26,7 @@ type namedSource struct {
 var _ prometheus.Collector = (*Host)(nil)
 
 // NewHost builds the enabled host collectors over paths.
-func NewHost(paths Paths, enabled Enabled, log *slog.Logger) *Host {
+func NewHost(paths host.Paths, enabled Enabled, log *slog.Logger) *Host {
 	h := &Host{health: newHealthDescs(prometheus.Labels{"target": "", "node": ""}), faults: faultlog.Collectors(log, ErrNoData)}
 	for _, d := range All() {
 		if d.Kind != KindHost || !enabled[d.Name] {

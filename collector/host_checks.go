@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 // HostChecks are the host-scope tuning checks (Scope ScopeHost: THP,
@@ -15,7 +17,7 @@ import (
 // which is the same for every target (and is not the host of a remote
 // target's Redis). Register it once per process.
 type HostChecks struct {
-	paths     Paths
+	paths     host.Paths
 	facts     *HostFactsCache
 	intrinsic func() (time.Duration, bool)
 	passed    *prometheus.Desc
@@ -29,7 +31,7 @@ type HostChecks struct {
 
 // HostChecksConfig is what the host checks read.
 type HostChecksConfig struct {
-	Paths Paths
+	Paths host.Paths
 	// Facts is the host read the targets' refresh shares; its ttl is the
 	// host refresh, so the checks are evaluated at most once a read. nil
 	// reads and evaluates on every Refresh.

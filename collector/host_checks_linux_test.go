@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
@@ -55,7 +56,7 @@ func TestHostChecksOncePerHostRead(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS("testdata/hosts/tuned")); err != nil {
 		t.Fatal(err)
 	}
-	paths := Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}
+	paths := host.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}
 	thp := filepath.Join(dir, "sys/kernel/mm/transparent_hugepage/enabled")
 	tests := []struct {
 		name  string

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 func TestParseTHPModes(t *testing.T) {
@@ -149,8 +150,8 @@ func TestParseListCount(t *testing.T) {
 }
 
 func TestReadProcessChecksIdentity(t *testing.T) {
-	paths := Paths{ProcFS: "testdata/hosts/untuned/proc", SysFS: "testdata/hosts/untuned/sys"}
-	ps, err := ReadProcess(paths, Identity{PID: 1021, TCPPort: 6379})
+	paths := host.Paths{ProcFS: "testdata/hosts/untuned/proc", SysFS: "testdata/hosts/untuned/sys"}
+	ps, err := ReadProcess(paths, redisinfo.Identity{PID: 1021, TCPPort: 6379})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,11 +159,11 @@ func TestReadProcessChecksIdentity(t *testing.T) {
 		t.Errorf("stats: %+v", ps)
 	}
 	// The same PID listening on another port is another Redis.
-	if _, err := ReadProcess(paths, Identity{PID: 1021, TCPPort: 6380}); !isNoData(err) {
+	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 1021, TCPPort: 6380}); !isNoData(err) {
 		t.Errorf("wrong port: err %v, want ErrNoData", err)
 	}
 	// A PID that is not there (another PID namespace).
-	if _, err := ReadProcess(paths, Identity{PID: 99999, TCPPort: 6379}); !isNoData(err) {
+	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 99999, TCPPort: 6379}); !isNoData(err) {
 		t.Errorf("absent pid: err %v, want ErrNoData", err)
 	}
 	// A PID that is some other program.
@@ -173,13 +174,13 @@ func TestReadProcessChecksIdentity(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "5", "status"), []byte("Name:\tbash\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadProcess(Paths{ProcFS: dir}, Identity{PID: 5, TCPPort: 6379}); !isNoData(err) {
+	if _, err := ReadProcess(host.Paths{ProcFS: dir}, redisinfo.Identity{PID: 5, TCPPort: 6379}); !isNoData(err) {
 		t.Errorf("not redis: err %v, want ErrNoData", err)
 	}
 }
 
 func TestReadHostFacts(t *testing.T) {
-	hf, err := ReadHostFacts(Paths{ProcFS: "testdata/hosts/untuned/proc", SysFS: "testdata/hosts/untuned/sys"})
+	hf, err := ReadHostFacts(host.Paths{ProcFS: "testdata/hosts/untuned/proc", SysFS: "testdata/hosts/untuned/sys"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestReadHostFacts(t *testing.T) {
 		t.Errorf("facts: %+v", hf)
 	}
 	// A container that sees nothing of the host: no error, just unknowns.
-	hf, err = ReadHostFacts(Paths{ProcFS: "testdata/hosts/container/proc", SysFS: "testdata/hosts/container/sys"})
+	hf, err = ReadHostFacts(host.Paths{ProcFS: "testdata/hosts/container/proc", SysFS: "testdata/hosts/container/sys"})
 	if err != nil {
 		t.Fatalf("container: %v", err)
 	}
@@ -241,14 +242,14 @@ func TestReadProcessChecksStartTime(t *testing.T) {
 	write("9/status", "Name:\tredis-server\nVmRSS:\t100 kB\nVmSwap:\t0 kB\n")
 	// Started 1000 s after boot.
 	write("9/stat", "9 (redis-server) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 100000 1000 200"+strings.Repeat(" 0", 29)+"\n")
-	paths := Paths{ProcFS: dir}
-	if _, err := ReadProcess(paths, Identity{PID: 9, Started: 1700001000 + 2}); err != nil {
+	paths := host.Paths{ProcFS: dir}
+	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 9, Started: 1700001000 + 2}); err != nil {
 		t.Errorf("same start: %v", err)
 	}
-	if _, err := ReadProcess(paths, Identity{PID: 9, Started: 1700005000}); !isNoData(err) {
+	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 9, Started: 1700005000}); !isNoData(err) {
 		t.Errorf("other start: err %v, want ErrNoData", err)
 	}
-	if _, err := ReadProcess(paths, Identity{PID: 9}); err != nil {
+	if _, err := ReadProcess(paths, redisinfo.Identity{PID: 9}); err != nil {
 		t.Errorf("start unknown: %v", err)
 	}
 }

@@ -51,7 +51,7 @@ func respBulk(s string) string { return fmt.Sprintf("$%d\r\n%s\r\n", len(s), s) 
 // no panic, /metrics is served whole and bounded, the drops are counted on
 // every refresh, and the log says so once, with nothing at error level.
 func TestHostileServerEndToEnd(t *testing.T) {
-	info := readFixture(t, "hostile", "info-invalid-utf8.txt")
+	info := infoFixture(t, "hostile", "info-invalid-utf8.txt")
 	info = setInfoField(t, info, "latest_fork_usec", "-1")
 	const events = 100_000
 	var latest strings.Builder
@@ -142,7 +142,7 @@ func TestHostileServerEndToEnd(t *testing.T) {
 // commandlog collector with an error; nothing panics or allocates the
 // claimed size, and the next refresh on a fresh connection works.
 func TestHostileCommandlogOverTheWire(t *testing.T) {
-	info := readFixture(t, "info", "valkey-8.1.txt")
+	info := infoFixture(t, "info", "valkey-8.1.txt")
 	var mu sync.Mutex
 	gets := 0
 	srv := faulttest.RESP(t, faulttest.Handshake(func(args []string) faulttest.Reply {

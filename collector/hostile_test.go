@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // Hostile or broken servers (issue 11): what a Redis-side collector turns
@@ -135,7 +137,7 @@ func TestGoldenHostileTarget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			info := readFixture(t, "hostile", tt.info)
+			info := infoFixture(t, "hostile", tt.info)
 			if tt.name == "duplicates" { // a captured INFO: its process is the tuned host's
 				info = onTunedHost(info)
 			}
@@ -170,7 +172,7 @@ func TestHugeLatencyLatestIsCapped(t *testing.T) {
 	for i := range names {
 		names[i] = fmt.Sprintf("event-%06d", i)
 	}
-	d := replayDoer{info: readFixture(t, "info", "redis-6.2.txt"), config: defaultConfig(), latest: events(names...)}
+	d := replayDoer{info: infoFixture(t, "info", "redis-6.2.txt"), config: defaultConfig(), latest: events(names...)}
 	tgt := NewTarget(TargetConfig{Name: "huge", Paths: hostPaths("tuned")}, &d)
 	for refresh := 1; refresh <= 2; refresh++ {
 		tgt.Refresh(t.Context())
@@ -197,7 +199,7 @@ func TestHugeLatencyHistogramIsCapped(t *testing.T) {
 	for i := range names {
 		names[i] = fmt.Sprintf("cmd%05d", i)
 	}
-	d := replayDoer{info: readFixture(t, "info", "redis-8.0.txt"), config: defaultConfig(), latest: []any{},
+	d := replayDoer{info: infoFixture(t, "info", "redis-8.0.txt"), config: defaultConfig(), latest: []any{},
 		histogram: hostileHistogram(names...), commandstats: "# Commandstats\r\n"}
 	tgt := NewTarget(TargetConfig{Name: "huge", Commands: []string{"get"}, Paths: hostPaths("tuned")}, &d)
 	tgt.Refresh(t.Context())
@@ -233,7 +235,7 @@ func TestAbsurdInfoValues(t *testing.T) {
 		{"active_defrag_running", "-1", "redis_prober_memory_active_defrag_running", 0},
 		{"rdb_bgsave_in_progress", "5", "redis_prober_persistence_in_progress", 3}, // the other kinds stay
 	}
-	base := readFixture(t, "info", "redis-8.0.txt")
+	base := infoFixture(t, "info", "redis-8.0.txt")
 	for _, tt := range tests {
 		t.Run(tt.field+"="+tt.value, func(t *testing.T) {
 			info := setInfoField(t, base, tt.field, tt.value)
@@ -253,7 +255,7 @@ func TestAbsurdInfoValues(t *testing.T) {
 // TestNegativeForkIsNotObserved: latest_fork_usec:-1 with total_forks
 // going up recorded a negative duration into the fork histogram.
 func TestNegativeForkIsNotObserved(t *testing.T) {
-	base := readFixture(t, "info", "redis-8.0.txt")
+	base := infoFixture(t, "info", "redis-8.0.txt")
 	d := &replayDoer{info: setInfoField(t, base, "latest_fork_usec", "-1"), config: defaultConfig(), latest: []any{}}
 	tgt := NewTarget(TargetConfig{Name: "t", Paths: hostPaths("tuned")}, d)
 	tgt.Refresh(t.Context())
@@ -360,7 +362,7 @@ func TestParseHostileInfo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			info, err := ParseInfo(readFixture(t, "hostile", tt.file))
+			info, err := redisinfo.Parse(infoFixture(t, "hostile", tt.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -379,76 +381,6 @@ func TestParseHostileInfo(t *testing.T) {
 				if LabelValue(b) != b {
 					t.Errorf("log text %q is not printable", b)
 				}
-			}
-		})
-	}
-}
-
-// TestParseInfoBounds: a huge INFO keeps at most maxInfoFields fields and
-// maxInfoBytes of text, skips overlong lines, and says how many it skipped.
-func TestParseInfoBounds(t *testing.T) {
-	var many strings.Builder
-	const n = 200_000
-	for i := range n {
-		fmt.Fprintf(&many, "field%d:%d\r\n", i, i)
-	}
-	tests := []struct {
-		name      string
-		in        string
-		fields    int
-		skipped   int
-		wantField string
-	}{
-		{"many fields", many.String(), maxInfoFields, n - maxInfoFields, "field4095"},
-		{"an overlong line", "redis_version:7.2.5\r\nos:" + strings.Repeat("A", 10<<20) + "\r\nrole:master\r\n", 2, 1, "role"},
-		{"much text", strings.Repeat("# Server\r\n", 1000) + func() string {
-			var b strings.Builder
-			for i := range 1000 {
-				fmt.Fprintf(&b, "k%04d:%s\r\n", i, strings.Repeat("v", 4000))
-			}
-			return b.String()
-		}(), maxInfoBytes / 4006, 1000 - maxInfoBytes/4006, "k0000"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			info, skipped, err := parseInfo(tt.in, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(info) != tt.fields || skipped != tt.skipped {
-				t.Errorf("%d fields, %d skipped; want %d, %d", len(info), skipped, tt.fields, tt.skipped)
-			}
-			if _, ok := info[tt.wantField]; !ok {
-				t.Errorf("%s missing", tt.wantField)
-			}
-			kept := 0
-			for k, v := range info {
-				kept += len(k) + 1 + len(v)
-			}
-			if kept > maxInfoBytes {
-				t.Errorf("%d bytes kept", kept)
-			}
-			// With a filter the bounds count every field alike: the
-			// fields kept are those of the whole parse that keep takes.
-			odd := func(k string) bool { return len(k)%2 == 1 }
-			some, skippedSome, err := parseInfo(tt.in, odd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if skippedSome != skipped {
-				t.Errorf("with a filter %d skipped, without %d", skippedSome, skipped)
-			}
-			want := 0
-			for k, v := range info {
-				if odd(k) {
-					want++
-					if got, ok := some[k]; !ok || got != v {
-						t.Errorf("%s: %q with a filter, %q without", k, got, v)
-					}
-				}
-			}
-			if len(some) != want {
-				t.Errorf("with a filter %d fields, want %d", len(some), want)
 			}
 		})
 	}

@@ -1,8 +1,6 @@
 package collector
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -10,121 +8,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
-
-// Info is one INFO reply: field name to raw value. Section headers are
-// dropped; no field name repeats across the sections we read.
-type Info map[string]string
-
-// Bounds of one parsed INFO reply. The connection beneath bounds the
-// bytes read; these bound what a reply may keep in every target's cache,
-// whatever it holds. Lines over a bound are skipped and counted, and the
-// parse stays one linear pass.
-const (
-	// maxInfoFields: INFO everything of a Redis 7 with commandstats,
-	// latencystats and errorstats has about 1,000 fields (a few hundred
-	// commands and subcommands, listed twice); the default sections 150.
-	maxInfoFields = 4096
-	// maxInfoLineLen: the longest real lines are paths (executable,
-	// config_file), bounded by PATH_MAX (4096).
-	maxInfoLineLen = 8 << 10
-	// maxInfoBytes bounds the text of the fields kept, about ten times
-	// the largest real INFO everything.
-	maxInfoBytes = 1 << 20
-)
-
-// ParseInfo parses the text of an INFO reply ("# Section" headers and
-// "field:value" lines, CRLF or LF). Fields are kept as text; servers that
-// lack a field simply lack it. Lines beyond the bounds above are skipped.
-func ParseInfo(s string) (Info, error) {
-	info, _, err := parseInfo(s, nil)
-	return info, err
-}
-
-// ParseInfoKeys is ParseInfo keeping only the fields keep takes: a reader
-// of a few fields (explain, the change watch) then builds a map of those,
-// not of the few hundred in the reply (at 1,000 targets whole maps were
-// much of what the prober allocated: docs/performance.md, "Measured
-// reasons"). The bounds count every field of
-// the reply, so the fields kept are those ParseInfo would keep.
-func ParseInfoKeys(s string, keep func(field string) bool) (Info, error) {
-	info, _, err := parseInfo(s, keep)
-	return info, err
-}
-
-// parseInfo is ParseInfo (ParseInfoKeys with keep) that also says how many
-// field lines it skipped for the bounds (too long, too many, too much
-// text in all).
-func parseInfo(s string, keep func(string) bool) (Info, int, error) {
-	// Sized once for every line: growing a map of a few hundred fields
-	// step by step was half of what the collectors allocated. A filtered
-	// parse keeps a few.
-	size := 0
-	if keep == nil {
-		size = min(strings.Count(s, "\n")+1, maxInfoFields)
-	}
-	info := make(Info, size)
-	fields, kept, skipped := 0, 0, 0
-	// A reply far larger than what is kept should not stay alive through
-	// substrings of it in the cache.
-	clone := len(s) > maxInfoBytes
-	for line := range strings.SplitSeq(s, "\n") {
-		line = strings.TrimRight(line, "\r")
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if len(line) > maxInfoLineLen || fields >= maxInfoFields || kept+len(line) > maxInfoBytes {
-			skipped++
-			continue
-		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || k == "" {
-			return nil, skipped, fmt.Errorf("info: malformed line %q", truncate(line, 80))
-		}
-		// A repeated field counts once and keeps its last value (a
-		// repeat of a field keep refuses is counted again: a bound
-		// reached a little sooner on a reply no server sends).
-		if old, dup := info[k]; dup {
-			kept -= len(k) + 1 + len(old)
-		} else {
-			fields++
-		}
-		kept += len(line)
-		if keep != nil && !keep(k) {
-			continue
-		}
-		if clone {
-			k, v = strings.Clone(k), strings.Clone(v)
-		}
-		info[k] = v
-	}
-	if fields == 0 {
-		return nil, skipped, errors.New("info: no fields")
-	}
-	return info, skipped, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
-
-// Int returns an integer field.
-func (i Info) Int(key string) (int64, bool) {
-	v, err := strconv.ParseInt(i[key], 10, 64)
-	return v, err == nil
-}
-
-// Float returns a numeric field.
-func (i Info) Float(key string) (float64, bool) {
-	v, err := strconv.ParseFloat(i[key], 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, false
-	}
-	return v, true
-}
 
 // infoRange is the span of values an INFO field can really hold.
 type infoRange struct{ min, max float64 }
@@ -167,7 +53,7 @@ var infoRanges = map[string]infoRange{
 // dropAbsurd removes from info every field of infoRanges whose value is
 // not a finite number within its range, and returns them as field=value
 // (cut short and made printable for a log line), sorted.
-func dropAbsurd(info Info) []string {
+func dropAbsurd(info redisinfo.Info) []string {
 	var bad []string
 	for k, r := range infoRanges {
 		raw, ok := info[k]
@@ -179,33 +65,10 @@ func dropAbsurd(info Info) []string {
 			continue
 		}
 		delete(info, k)
-		bad = append(bad, k+"="+LabelValue(truncate(raw, 40)))
+		bad = append(bad, k+"="+LabelValue(redisinfo.Truncate(raw, 40)))
 	}
 	slices.Sort(bad)
 	return bad
-}
-
-// Version returns the major and minor Redis protocol version
-// (redis_version; Valkey reports the Redis version it is compatible with).
-func (i Info) Version() (major, minor int, ok bool) {
-	parts := strings.SplitN(i["redis_version"], ".", 3)
-	if len(parts) < 2 {
-		return 0, 0, false
-	}
-	ma, err1 := strconv.Atoi(parts[0])
-	mi, err2 := strconv.Atoi(parts[1])
-	return ma, mi, err1 == nil && err2 == nil
-}
-
-// Server names the implementation and its own version, for reports.
-func (i Info) Server() string {
-	if v := i["valkey_version"]; v != "" {
-		return "valkey " + v
-	}
-	if v := i["redis_version"]; v != "" {
-		return "redis " + v
-	}
-	return "unknown"
 }
 
 // forkTracker turns successive INFO snapshots into "forks that happened in
@@ -225,7 +88,7 @@ const maxForksPerRefresh = 1000
 // next returns how many forks happened since the previous snapshot. A
 // restart (new run_id) or a counter that went back starts over without
 // counting, since we did not see those forks happen.
-func (f *forkTracker) next(info Info) int {
+func (f *forkTracker) next(info redisinfo.Info) int {
 	latest, _ := info.Int("latest_fork_usec")
 	total, hasTotal := info.Int("total_forks")
 	runID := info["run_id"]
@@ -288,7 +151,7 @@ func (d infoDescs) describe(ch chan<- *prometheus.Desc) {
 
 // emit writes what the snapshot's INFO has; a field the server lacks
 // yields no series. The fork counter counts since stats (nil: unknown).
-func (d infoDescs) emit(out *sink, sl *seriesLabels, info Info, stats *timestamppb.Timestamp) {
+func (d infoDescs) emit(out *sink, sl *seriesLabels, info redisinfo.Info, stats *timestamppb.Timestamp) {
 	if info == nil {
 		return
 	}
@@ -342,7 +205,7 @@ func (d infoDescs) emit(out *sink, sl *seriesLabels, info Info, stats *timestamp
 }
 
 // forkPerGB is the latest fork time per GB of RSS.
-func forkPerGB(info Info) (float64, bool) {
+func forkPerGB(info redisinfo.Info) (float64, bool) {
 	usec, ok1 := info.Float("latest_fork_usec")
 	rss, ok2 := info.Float("used_memory_rss")
 	if !ok1 || !ok2 || usec <= 0 || rss <= 0 {

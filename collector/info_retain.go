@@ -1,7 +1,5 @@
 package collector
 
-import "strings"
-
 // retainedInfo are the INFO fields read after a refresh is over: by the
 // info collector's series at scrape time (infoDescs.emit, forkPerGB) and by
 // Server (the doctor). Everything else a refresh needs (the checks, the
@@ -15,21 +13,4 @@ var retainedInfo = []string{
 	"slot_migration_fork_in_progress",
 	"rdb_last_bgsave_status", "aof_last_bgrewrite_status", "aof_last_write_status",
 	"redis_version", "valkey_version",
-}
-
-// retain returns the fields of keys only, as copies: a parsed INFO keeps
-// the whole reply alive through its substrings, and its map was a large
-// part of the live heap at a thousand targets, for some twenty values a
-// target (docs/performance.md, "Measured reasons").
-func (i Info) retain(keys []string) Info {
-	if i == nil {
-		return nil
-	}
-	out := make(Info, len(keys))
-	for _, k := range keys {
-		if v, ok := i[k]; ok {
-			out[k] = strings.Clone(v)
-		}
-	}
-	return out
 }

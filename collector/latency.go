@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // LatencyEvent is one line of LATENCY LATEST: the latest and the all-time
@@ -208,7 +210,7 @@ type commandStat struct {
 
 // parseCommandStats reads the calls and usec of each command from an INFO
 // commandstats reply, keyed by lower-case command name.
-func parseCommandStats(info Info) map[string]commandStat {
+func parseCommandStats(info redisinfo.Info) map[string]commandStat {
 	out := map[string]commandStat{}
 	for k, v := range info {
 		name, ok := strings.CutPrefix(k, "cmdstat_")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // capturedHistogram is LATENCY HISTOGRAM ping set from redis-server 7.0.15,
@@ -153,7 +155,7 @@ func TestParseLatencyLatest(t *testing.T) {
 }
 
 func TestParseCommandStats(t *testing.T) {
-	info, err := ParseInfo("# Commandstats\r\ncmdstat_ping:calls=79109,usec=51234,usec_per_call=0.65,rejected_calls=0,failed_calls=0\r\ncmdstat_config|get:calls=1,usec=12,usec_per_call=12.00\r\ncmdstat_GET:calls=x\r\n")
+	info, err := redisinfo.Parse("# Commandstats\r\ncmdstat_ping:calls=79109,usec=51234,usec_per_call=0.65,rejected_calls=0,failed_calls=0\r\ncmdstat_config|get:calls=1,usec=12,usec_per_call=12.00\r\ncmdstat_GET:calls=x\r\n")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,17 @@
 package collector
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/host"
+)
 
 type meminfoCollector struct {
-	paths                                   Paths
+	paths                                   host.Paths
 	memTotal, memAvail, swapTotal, swapFree *prometheus.Desc
 }
 
-func newMeminfoCollector(paths Paths) source {
+func newMeminfoCollector(paths host.Paths) source {
 	return &meminfoCollector{
 		paths:     paths,
 		memTotal:  prometheus.NewDesc("redis_prober_host_memory_total_bytes", "Host RAM (/proc/meminfo MemTotal).", nil, nil),

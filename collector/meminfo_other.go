@@ -2,4 +2,6 @@
 
 package collector
 
-func newMeminfoCollector(Paths) source { return unavailable("meminfo") }
+import "github.com/redis-prober/redis-prober/internal/host"
+
+func newMeminfoCollector(host.Paths) source { return unavailable("meminfo") }

@@ -1,14 +1,18 @@
 package collector
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/host"
+)
 
 type pressureCollector struct {
-	paths Paths
+	paths host.Paths
 	boot  bootTime // since when the stall times count
 	desc  *prometheus.Desc
 }
 
-func newPressureCollector(paths Paths) source {
+func newPressureCollector(paths host.Paths) source {
 	return &pressureCollector{paths: paths, desc: prometheus.NewDesc("redis_prober_host_memory_pressure_seconds_total",
 		"Time tasks stalled waiting for memory (/proc/pressure/memory): kind some = at least one task, full = all non-idle tasks at once.",
 		[]string{"kind"}, nil)}

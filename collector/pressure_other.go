@@ -2,4 +2,6 @@
 
 package collector
 
-func newPressureCollector(Paths) source { return unavailable("memory pressure (PSI)") }
+import "github.com/redis-prober/redis-prober/internal/host"
+
+func newPressureCollector(host.Paths) source { return unavailable("memory pressure (PSI)") }

@@ -26,33 +26,6 @@ type ProcessStats struct {
 	started *timestamppb.Timestamp // the same, made once a read for every scrape
 }
 
-// startSlack is how far the process start time may be from the one INFO
-// implies (uptime_in_seconds is whole seconds).
-const startSlack = 5.0
-
-// Identity is what INFO says about the process, to tell it from another
-// process with the same PID in another namespace.
-type Identity struct {
-	PID     int
-	TCPPort int
-	// Started is the Unix time the server started (server_time_usec -
-	// uptime_in_seconds); 0 when unknown.
-	Started float64
-}
-
-// IdentityFromInfo reads the process identity from INFO.
-func IdentityFromInfo(info Info) Identity {
-	pid, _ := info.Int("process_id")
-	port, _ := info.Int("tcp_port")
-	id := Identity{PID: int(pid), TCPPort: int(port)}
-	now, ok1 := info.Float("server_time_usec")
-	up, ok2 := info.Float("uptime_in_seconds")
-	if ok1 && ok2 && now > 0 {
-		id.Started = now/1e6 - up
-	}
-	return id
-}
-
 // processDescs are the series of the process collector.
 type processDescs struct {
 	swap, rss, anonHuge, openFiles, switches, cpus, nodes targetDesc

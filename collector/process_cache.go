@@ -3,6 +3,9 @@ package collector
 import (
 	"sync"
 	"time"
+
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // ProcessCache shares reads of a redis-server's /proc files between the
@@ -20,7 +23,7 @@ type ProcessCache struct {
 type procKey struct{ pid, port int }
 
 type procEntry struct {
-	id    Identity
+	id    redisinfo.Identity
 	at    time.Time
 	stats *ProcessStats
 	err   error
@@ -36,9 +39,9 @@ func NewProcessCache(ttl time.Duration) *ProcessCache {
 }
 
 // Read returns the process stats of id, from the cache when a read of the
-// same process (same PID and port, a start time within startSlack) is
+// same process (same PID and port, a start time within host.StartSlack) is
 // younger than the ttl.
-func (c *ProcessCache) Read(paths Paths, id Identity, now time.Time) (*ProcessStats, error) {
+func (c *ProcessCache) Read(paths host.Paths, id redisinfo.Identity, now time.Time) (*ProcessStats, error) {
 	if c == nil || c.ttl <= 0 || id.PID <= 0 {
 		return ReadProcess(paths, id)
 	}
@@ -65,9 +68,9 @@ func (c *ProcessCache) Read(paths Paths, id Identity, now time.Time) (*ProcessSt
 	return stats, err
 }
 
-func sameStart(a, b Identity) bool {
+func sameStart(a, b redisinfo.Identity) bool {
 	d := a.Started - b.Started
-	return d <= startSlack && d >= -startSlack
+	return d <= host.StartSlack && d >= -host.StartSlack
 }
 
 // HostFactsCache shares one read of the host's kernel state (THP,
@@ -88,7 +91,7 @@ func NewHostFactsCache(ttl time.Duration) *HostFactsCache { return &HostFactsCac
 
 // Read returns the host facts of paths, from the cache when younger than
 // the ttl. One cache serves one set of paths.
-func (c *HostFactsCache) Read(paths Paths, now time.Time) (HostFacts, error) {
+func (c *HostFactsCache) Read(paths host.Paths, now time.Time) (HostFacts, error) {
 	if c == nil || c.ttl <= 0 {
 		return ReadHostFacts(paths)
 	}

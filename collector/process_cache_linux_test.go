@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // Targets naming one server share its /proc read within the ttl; another
@@ -17,7 +20,7 @@ func TestProcessCacheSharesReads(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
-	paths := Paths{ProcFS: dir, SysFS: "testdata/hosts/untuned/sys"}
+	paths := host.Paths{ProcFS: dir, SysFS: "testdata/hosts/untuned/sys"}
 	status := filepath.Join(dir, "1021", "status")
 	orig, err := os.ReadFile(status)
 	if err != nil {
@@ -25,7 +28,7 @@ func TestProcessCacheSharesReads(t *testing.T) {
 	}
 	c := NewProcessCache(time.Second)
 	t0 := time.Now()
-	id := Identity{PID: 1021, TCPPort: 6379}
+	id := redisinfo.Identity{PID: 1021, TCPPort: 6379}
 	first, err := c.Read(paths, id, t0)
 	if err != nil {
 		t.Fatal(err)
@@ -37,13 +40,13 @@ func TestProcessCacheSharesReads(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		id     Identity
+		id     redisinfo.Identity
 		at     time.Duration
 		cached bool
 	}{
 		{"same server, within the ttl", id, 500 * time.Millisecond, true},
-		{"start time within the slack", Identity{PID: 1021, TCPPort: 6379, Started: 1}, 500 * time.Millisecond, true},
-		{"another port", Identity{PID: 1021, TCPPort: 6380}, 500 * time.Millisecond, false},
+		{"start time within the slack", redisinfo.Identity{PID: 1021, TCPPort: 6379, Started: 1}, 500 * time.Millisecond, true},
+		{"another port", redisinfo.Identity{PID: 1021, TCPPort: 6380}, 500 * time.Millisecond, false},
 		{"after the ttl", id, 1500 * time.Millisecond, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +74,7 @@ func TestHostFactsCacheSharesReads(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS("testdata/hosts/untuned")); err != nil {
 		t.Fatal(err)
 	}
-	paths := Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}
+	paths := host.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}
 	c := NewHostFactsCache(time.Second)
 	t0 := time.Now()
 	first, err := c.Read(paths, t0)

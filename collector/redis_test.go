@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
@@ -34,7 +36,7 @@ func forkHistogram(t *testing.T, tgt *Target) *dto.Histogram {
 }
 
 // waitInfo polls INFO until cond holds, bounded in time.
-func waitInfo(t *testing.T, c *redis.Client, cond func(Info) bool) Info {
+func waitInfo(t *testing.T, c *redis.Client, cond func(redisinfo.Info) bool) redisinfo.Info {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
@@ -42,7 +44,7 @@ func waitInfo(t *testing.T, c *redis.Client, cond func(Info) bool) Info {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := ParseInfo(s)
+		info, err := redisinfo.Parse(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +60,7 @@ func waitInfo(t *testing.T, c *redis.Client, cond func(Info) bool) Info {
 func TestBGSAVEIncrementsForkHistogramByOne(t *testing.T) {
 	srv := redistest.Start(t)
 	c := srv.Client()
-	tgt := NewTarget(TargetConfig{Name: "t", Paths: DefaultPaths(), Commands: []string{"ping"}}, c)
+	tgt := NewTarget(TargetConfig{Name: "t", Paths: host.DefaultPaths(), Commands: []string{"ping"}}, c)
 	tgt.Refresh(t.Context())
 	if err := tgt.Snapshot().Errors["info"]; err != nil {
 		t.Fatal(err)
@@ -70,7 +72,7 @@ func TestBGSAVEIncrementsForkHistogramByOne(t *testing.T) {
 	if err := c.BgSave(t.Context()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	info := waitInfo(t, c, func(i Info) bool {
+	info := waitInfo(t, c, func(i redisinfo.Info) bool {
 		n, _ := i.Int("total_forks")
 		return i["rdb_bgsave_in_progress"] == "0" && n >= 1
 	})
@@ -139,7 +141,7 @@ func TestACLWithoutConfigGivesUnknownChecks(t *testing.T) {
 	if err := c.ConfigGet(t.Context(), "maxmemory").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
 		t.Fatalf("CONFIG GET as probe: %v, want NOPERM", err)
 	}
-	tgt := NewTarget(TargetConfig{Name: "acl", Paths: DefaultPaths(), Commands: []string{"ping"}}, c)
+	tgt := NewTarget(TargetConfig{Name: "acl", Paths: host.DefaultPaths(), Commands: []string{"ping"}}, c)
 	tgt.Refresh(t.Context())
 	s := tgt.Snapshot()
 	if err := s.Errors["checks"]; !errors.Is(err, ErrNoData) {
@@ -180,9 +182,9 @@ func TestRealRedisSeries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	hostChecks := NewHostChecks(HostChecksConfig{Paths: DefaultPaths(),
+	hostChecks := NewHostChecks(HostChecksConfig{Paths: host.DefaultPaths(),
 		Intrinsic: func() (time.Duration, bool) { return 100 * time.Microsecond, true }})
-	tgt := NewTarget(TargetConfig{Name: srv.Addr(), Paths: DefaultPaths(), Commands: []string{"ping", "get"},
+	tgt := NewTarget(TargetConfig{Name: srv.Addr(), Paths: host.DefaultPaths(), Commands: []string{"ping", "get"},
 		HostChecks: hostChecks}, c)
 	tgt.Refresh(t.Context())
 	// The target's refresh evaluated the host checks too.
@@ -228,7 +230,7 @@ func TestRealRedisSeries(t *testing.T) {
 		t.Errorf("used bytes %v, INFO %v", got, used)
 	}
 	lintProblems(t, tgt)
-	promtoolCheck(t, tgt, NewHost(DefaultPaths(), AllEnabled(), nil), NewHost(hostPaths("untuned"), AllEnabled(), nil), hostChecks)
+	promtoolCheck(t, tgt, NewHost(host.DefaultPaths(), AllEnabled(), nil), NewHost(hostPaths("untuned"), AllEnabled(), nil), hostChecks)
 }
 
 // promtoolCheck pipes the text exposition through `promtool check metrics`.
@@ -333,7 +335,7 @@ func TestRealCommandlogAndLatencyTotals(t *testing.T) {
 		}
 	}
 	before := errorStats(t, c)
-	tgt := NewTarget(TargetConfig{Name: "live", Paths: DefaultPaths(), Commands: []string{"ping"}}, c)
+	tgt := NewTarget(TargetConfig{Name: "live", Paths: host.DefaultPaths(), Commands: []string{"ping"}}, c)
 	tgt.Refresh(t.Context())
 	for _, d := range []string{"0.01", "0.02"} {
 		if err := c.Do(t.Context(), "debug", "sleep", d).Err(); err != nil {

@@ -16,7 +16,7 @@ import (
 // its own collectors, events and histograms to sort, drops counted.
 func gatherSet(t testing.TB) *Targets {
 	t.Helper()
-	info := readFixture(t, "info", "redis-8.0.txt")
+	info := infoFixture(t, "info", "redis-8.0.txt")
 	set := NewTargets()
 	cfgs := []TargetConfig{
 		{Name: "b", Node: "10.0.0.2:6379", Commands: []string{"get", "set"}, Paths: hostPaths("tuned")},

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // Since when a counter counts is its start (created) timestamp in the
@@ -54,7 +57,7 @@ type serverSince struct {
 // scrapes share, not the server's). A total_commands_processed that went
 // back (the prober's own probes keep it growing) is a CONFIG RESETSTAT
 // since the last read: the statistics count from then.
-func (s *serverSince) info(info Info, read time.Time) ServerSince {
+func (s *serverSince) info(info redisinfo.Info, read time.Time) ServerSince {
 	s.prevRead, s.lastRead = s.lastRead, read
 	cmds, ok := info.Int("total_commands_processed")
 	if !ok {
@@ -123,7 +126,7 @@ type bootTime struct {
 }
 
 // get returns the boot time, zero while /proc/stat cannot tell it.
-func (b *bootTime) get(paths Paths) time.Time {
+func (b *bootTime) get(paths host.Paths) time.Time {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.known {

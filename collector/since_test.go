@@ -11,11 +11,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
-func sinceInfo(runID string, uptime, commands int) Info {
-	return Info{"run_id": runID, "uptime_in_seconds": fmt.Sprint(uptime), "total_commands_processed": fmt.Sprint(commands)}
+func sinceInfo(runID string, uptime, commands int) redisinfo.Info {
+	return redisinfo.Info{"run_id": runID, "uptime_in_seconds": fmt.Sprint(uptime), "total_commands_processed": fmt.Sprint(commands)}
 }
 
 // TestServerSinceFollowsRestartsAndResets: the server's counters count
@@ -70,7 +71,7 @@ func TestServerSinceFollowsRestartsAndResets(t *testing.T) {
 		t.Fatalf("after a restart: %+v, want both at %v", got, restart)
 	}
 
-	got = s.info(Info{"run_id": "c"}, t5.Add(time.Second))
+	got = s.info(redisinfo.Info{"run_id": "c"}, t5.Add(time.Second))
 	if !got.Stats.IsZero() || got.stats != nil || got.latency != nil {
 		t.Fatalf("without uptime_in_seconds: %+v, want no start", got)
 	}
@@ -121,7 +122,7 @@ func TestRealCountersCarryTheirStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := NewTargets()
-	tgt := set.NewTarget(TargetConfig{Name: "live", Paths: DefaultPaths(), Commands: []string{"ping", "get"}}, c)
+	tgt := set.NewTarget(TargetConfig{Name: "live", Paths: host.DefaultPaths(), Commands: []string{"ping", "get"}}, c)
 	added := time.Now()
 	if _, err := set.Add(tgt); err != nil {
 		t.Fatal(err)
@@ -132,8 +133,8 @@ func TestRealCountersCarryTheirStart(t *testing.T) {
 	}
 	tgt.Refresh(t.Context())
 	after := time.Now()
-	hostc := NewHost(DefaultPaths(), AllEnabled(), nil)
-	boot, bootErr := DefaultPaths().Host().BootTime()
+	hostc := NewHost(host.DefaultPaths(), AllEnabled(), nil)
+	boot, bootErr := host.DefaultPaths().Host().BootTime()
 
 	gathered, err := set.Gather()
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 // SinceStart wraps a collector whose counters, histograms and summaries
@@ -95,7 +97,7 @@ func descName(d *prometheus.Desc) string {
 // ProcessStarted is when process pid started, from /proc/<pid>/stat
 // under paths (rounded down with the boot time); zero where /proc cannot
 // tell (another OS).
-func ProcessStarted(paths Paths, pid int) time.Time {
+func ProcessStarted(paths host.Paths, pid int) time.Time {
 	t, err := paths.Host().Process(pid).StartTime()
 	if err != nil || t <= 0 {
 		return time.Time{}

@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 // TestSinceStartOnTheProcessCollectors: the Go and process collectors'
 // counters and summaries carry the process start, except those named;
 // gauges stay gauges.
 func TestSinceStartOnTheProcessCollectors(t *testing.T) {
-	started := ProcessStarted(DefaultPaths(), os.Getpid())
+	started := ProcessStarted(host.DefaultPaths(), os.Getpid())
 	if runtime.GOOS != "linux" {
 		if !started.IsZero() {
 			t.Fatalf("ProcessStarted on %s = %v, want zero", runtime.GOOS, started)

@@ -3,6 +3,9 @@ package collector
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 // SysctlNames are the kernel settings that decide how Redis behaves under
@@ -19,7 +22,7 @@ func SysctlNames() []string {
 }
 
 // readSysctls reads what it can of SysctlNames; a missing one is left out.
-func readSysctls(paths Paths) (map[string]int64, error) {
+func readSysctls(paths host.Paths) (map[string]int64, error) {
 	out := map[string]int64{}
 	var errs []error
 	r := paths.Host()
@@ -34,7 +37,7 @@ func readSysctls(paths Paths) (map[string]int64, error) {
 		out[name] = v
 	}
 	if len(out) == 0 && len(errs) == 0 {
-		return out, fmt.Errorf("sysctl: none readable under %s: %w", paths.proc("sys"), ErrNoData)
+		return out, fmt.Errorf("sysctl: none readable under %s: %w", filepath.Join(paths.ProcFS, "sys"), ErrNoData)
 	}
 	return out, errors.Join(errs...)
 }

@@ -1,13 +1,17 @@
 package collector
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/host"
+)
 
 type sysctlCollector struct {
-	paths Paths
+	paths host.Paths
 	desc  *prometheus.Desc
 }
 
-func newSysctlCollector(paths Paths) source {
+func newSysctlCollector(paths host.Paths) source {
 	return &sysctlCollector{paths: paths, desc: prometheus.NewDesc("redis_prober_host_sysctl",
 		"Kernel settings that matter to Redis latency, by name (net.* ones are those of the prober's network namespace).",
 		[]string{"name"}, nil)}

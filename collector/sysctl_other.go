@@ -2,4 +2,6 @@
 
 package collector
 
-func newSysctlCollector(Paths) source { return unavailable("sysctl") }
+import "github.com/redis-prober/redis-prober/internal/host"
+
+func newSysctlCollector(host.Paths) source { return unavailable("sysctl") }

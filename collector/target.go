@@ -11,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/internal/faultlog"
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // Doer is the narrow slice of go-redis the Redis-side collectors use;
@@ -24,7 +26,7 @@ type TargetConfig struct {
 	Name     string   // the target label
 	Node     string   // the node label: host:port in a Cluster or Sentinel target, "" for a single server
 	Commands []string // probed commands (lower case), for LATENCY HISTOGRAM
-	Paths    Paths
+	Paths    host.Paths
 	Enabled  Enabled
 	Log      *slog.Logger
 	// ServerClassicBuckets adds classic buckets to the server-side
@@ -54,7 +56,7 @@ type TargetConfig struct {
 // Snapshot is what one refresh learned about a target.
 type Snapshot struct {
 	Time       time.Time
-	Info       Info
+	Info       redisinfo.Info
 	Config     map[string]string
 	Events     []LatencyEvent
 	Histograms []CommandHistogram
@@ -259,7 +261,7 @@ func (t *Target) Refresh(ctx context.Context) {
 	}
 	t.logRefresh(ctx, r.infoErr, outs)
 
-	s.Info = s.Info.retain(retainedInfo)
+	s.Info = s.Info.Retain(retainedInfo)
 	for i := range s.Checks {
 		// A value quoted from INFO would keep the whole reply alive.
 		s.Checks[i].Value = strings.Clone(s.Checks[i].Value)
@@ -283,7 +285,7 @@ func (t *Target) Collect(ch chan<- prometheus.Metric) { t.set.collectOne(ch, t) 
 
 // dropAbsurd removes the absurd values of info (see infoRanges), counts
 // them and logs them at debug when they differ from last time.
-func (t *Target) dropAbsurd(info Info) {
+func (t *Target) dropAbsurd(info redisinfo.Info) {
 	bad := dropAbsurd(info)
 	if len(bad) == 0 {
 		t.lastBad = ""

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // targetPart is one Redis-side collector of the list (All): what it reads
@@ -29,7 +31,7 @@ type refreshState struct {
 type infoPart struct{}
 
 var infoDropReason = fmt.Sprintf("INFO lines over the parse bounds (%d fields, %d bytes a line, %d bytes in all)",
-	maxInfoFields, maxInfoLineLen, maxInfoBytes)
+	redisinfo.MaxFields, redisinfo.MaxLineLen, redisinfo.MaxBytes)
 
 func (infoPart) refresh(ctx context.Context, t *Target, s *Snapshot, r *refreshState) (bool, error) {
 	var skipped int
@@ -95,7 +97,7 @@ func (processPart) refresh(_ context.Context, t *Target, s *Snapshot, r *refresh
 		return true, r.infoErr
 	}
 	var err error
-	s.Process, err = t.cfg.Processes.Read(t.cfg.Paths, IdentityFromInfo(s.Info), r.start)
+	s.Process, err = t.cfg.Processes.Read(t.cfg.Paths, redisinfo.IdentityFromInfo(s.Info), r.start)
 	return true, err
 }
 

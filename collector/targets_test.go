@@ -53,7 +53,7 @@ func gatherAll(t testing.TB, cs ...prometheus.Collector) []*dto.MetricFamily {
 // (two nodes of one, one refreshed before it is added with series to
 // drop) exposes exactly the series of the same targets collected alone.
 func TestTargetsCollectWhatEachTargetAloneDoes(t *testing.T) {
-	info := readFixture(t, "info", "redis-8.0.txt")
+	info := infoFixture(t, "info", "redis-8.0.txt")
 	doer := func() *replayDoer {
 		return &replayDoer{info: info, config: defaultConfig(), commandstats: "# Commandstats\r\n",
 			// The same event twice: 3 latency series dropped.
@@ -104,7 +104,7 @@ func TestTargetsCollectWhatEachTargetAloneDoes(t *testing.T) {
 // set and a second Add are refused; remove takes every series of the
 // target away, its fork histogram and dropped counters too, and only its.
 func TestTargetsAddRemove(t *testing.T) {
-	d := &replayDoer{info: readFixture(t, "info", "redis-8.0.txt"), config: defaultConfig(), latest: []any{}}
+	d := &replayDoer{info: infoFixture(t, "info", "redis-8.0.txt"), config: defaultConfig(), latest: []any{}}
 	set := NewTargets()
 	cfg := TargetConfig{Name: "a", Node: "n1", Paths: hostPaths("tuned")}
 	a := set.NewTarget(cfg, d)
@@ -163,7 +163,7 @@ func benchTargets(b *testing.B, set *Targets, d Doer, n int) []*Target {
 }
 
 func benchDoer(b *testing.B) *replayDoer {
-	return &replayDoer{info: readFixture(b, "info", "redis-8.0.txt"), config: defaultConfig(),
+	return &replayDoer{info: infoFixture(b, "info", "redis-8.0.txt"), config: defaultConfig(),
 		latest:       []any{[]any{"fork", int64(1795985000), int64(5), int64(12)}},
 		histogram:    []any{"get", []any{"calls", int64(3000), "histogram_usec", []any{int64(1), int64(2100), int64(2), int64(2950)}}},
 		commandstats: "# Commandstats\r\ncmdstat_get:calls=3000,usec=2850\r\n"}
@@ -230,7 +230,7 @@ func benchGather1000(b *testing.B, reg interface {
 // valid UTF-8 is refused by Add (client_golang would panic on it), and a
 // Target alone with one still refreshes.
 func TestTargetsRefuseInvalidLabels(t *testing.T) {
-	d := &replayDoer{info: readFixture(t, "info", "redis-8.0.txt"), config: defaultConfig(), latest: []any{}}
+	d := &replayDoer{info: infoFixture(t, "info", "redis-8.0.txt"), config: defaultConfig(), latest: []any{}}
 	set := NewTargets()
 	if _, err := set.Add(set.NewTarget(TargetConfig{Name: "bad\xff", Paths: hostPaths("tuned")}, d)); err == nil {
 		t.Error("a target label that is not UTF-8 was added")
@@ -257,7 +257,7 @@ func TestTargetsBesideHost(t *testing.T) {
 }
 
 func testTargetsBesideHost(t *testing.T, duration bool) {
-	d := &replayDoer{info: readFixture(t, "info", "redis-8.0.txt"), config: defaultConfig(), latest: []any{}}
+	d := &replayDoer{info: infoFixture(t, "info", "redis-8.0.txt"), config: defaultConfig(), latest: []any{}}
 	set := NewTargets()
 	tgt := set.NewTarget(TargetConfig{Name: "a", Node: "n1", Paths: hostPaths("tuned"), Duration: duration}, d)
 	tgt.Refresh(t.Context())

@@ -4,14 +4,16 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 type thpCollector struct {
-	paths           Paths
+	paths           host.Paths
 	enabled, defrag *prometheus.Desc
 }
 
-func newTHPCollector(paths Paths) source {
+func newTHPCollector(paths host.Paths) source {
 	return &thpCollector{
 		paths: paths,
 		enabled: prometheus.NewDesc("redis_prober_host_thp_enabled",

@@ -2,4 +2,6 @@
 
 package collector
 
-func newTHPCollector(Paths) source { return unavailable("thp") }
+import "github.com/redis-prober/redis-prober/internal/host"
+
+func newTHPCollector(host.Paths) source { return unavailable("thp") }

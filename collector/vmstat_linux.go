@@ -5,15 +5,17 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 type vmstatCollector struct {
-	paths                     Paths
+	paths                     host.Paths
 	boot                      bootTime // since when the counters count
 	swapIn, swapOut, thp, cmp *prometheus.Desc
 }
 
-func newVMStatCollector(paths Paths) source {
+func newVMStatCollector(paths host.Paths) source {
 	return &vmstatCollector{
 		paths: paths,
 		swapIn: prometheus.NewDesc("redis_prober_host_swap_in_pages_total",

@@ -2,4 +2,6 @@
 
 package collector
 
-func newVMStatCollector(Paths) source { return unavailable("vmstat") }
+import "github.com/redis-prober/redis-prober/internal/host"
+
+func newVMStatCollector(host.Paths) source { return unavailable("vmstat") }

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/history"
@@ -30,7 +30,7 @@ type ChangesConfig struct {
 	// its quantiles are exported.
 	MinSamples uint64
 	// Paths are the host's procfs and sysfs roots.
-	Paths collector.Paths
+	Paths host.Paths
 }
 
 // Changes is the engine service that notices changes on every target node

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -25,7 +26,7 @@ type hostState struct {
 // readHost reads the kernel release, the THP modes and the tuning sysctls
 // through the host reader the collectors use. What cannot be read stays
 // unknown.
-func readHost(paths collector.Paths) hostState {
+func readHost(paths host.Paths) hostState {
 	facts, _ := collector.ReadHostFacts(paths) // partial facts are fine here
 	kernel, _ := paths.Host().KernelRelease()  // unreadable: unknown
 	return hostState{kernel: kernel, thpEnabled: facts.THPEnabled, thpDefrag: facts.THPDefrag, sysctls: facts.Sysctls}
@@ -86,7 +87,7 @@ func (old hostState) merge(cur hostState) hostState {
 // hostCache reads the host at most once per interval for the whole
 // process, however many targets ask, and logs a host change once.
 type hostCache struct {
-	paths    collector.Paths
+	paths    host.Paths
 	interval time.Duration
 	log      *slog.Logger
 	metrics  *prober.Metrics // counts each host change once

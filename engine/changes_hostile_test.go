@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/faulttest"
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 // TestServerInfoFromAHostileServer: a server whose INFO redis_version and
@@ -25,7 +26,7 @@ func TestServerInfoFromAHostileServer(t *testing.T) {
 		}
 		return faulttest.Bytes("-ERR unknown command\r\n")
 	}))
-	r := newChangesRig(t, collector.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
+	r := newChangesRig(t, host.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
 	r.run("hostile", "", srv.Addr(), nil)
 	r.rounds(3)
 	got := r.gather("redis_prober_server_info") // fails on a gather error

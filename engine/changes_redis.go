@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // Change kinds, the kind label of redis_prober_changes_total (the host's:
@@ -59,7 +60,7 @@ var notConfig = map[string]bool{
 // last is the state of the previous read, whose config snapshot is kept
 // when the server's config has not changed.
 func readServer(ctx context.Context, c redis.Cmdable, configOff bool, last serverState) (serverState, error) {
-	info, err := collector.ReadInfoKeys(ctx, c, serverField) // its errors name INFO
+	info, err := redisinfo.ReadKeys(ctx, c, serverField) // its errors name INFO
 	if err != nil {
 		return serverState{}, err
 	}
@@ -86,7 +87,7 @@ var errConfigRefused = errors.New("CONFIG GET refused")
 // the change log: made valid UTF-8, printable and short. Cloned: a
 // substring would keep the whole INFO text alive as long as the state is
 // remembered.
-func serverStateOf(info collector.Info) serverState {
+func serverStateOf(info redisinfo.Info) serverState {
 	st := serverState{runID: strings.Clone(info["run_id"]), version: strings.Clone(collector.LabelValue(info["redis_version"])),
 		role: strings.Clone(collector.LabelValue(info["role"])), maxmemory: strings.Clone(info["maxmemory"]),
 		policy: strings.Clone(info["maxmemory_policy"])}
@@ -159,7 +160,7 @@ func configSnapshotSince(all map[string]string, last *configSet, lastHash uint64
 	var n [binary.MaxVarintLen64]byte
 	for i, k := range names {
 		v := all[k]
-		if collector.SecretParam(k) && v != "" {
+		if redisinfo.SecretParam(k) && v != "" {
 			v = fmt.Sprintf("secret:%x", fnvString(fnvOffset, v))
 		}
 		values[i] = v
@@ -264,7 +265,7 @@ func configDiff(oldSet, curSet *configSet) []string {
 		ov, had := old[k]
 		nv, has := cur[k]
 		switch {
-		case collector.SecretParam(k):
+		case redisinfo.SecretParam(k):
 			out = append(out, k+": (secret changed)")
 		case !had:
 			out = append(out, fmt.Sprintf("%s: (none) → %q", k, nv))

@@ -19,8 +19,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -52,7 +53,7 @@ type changesRig struct {
 	nodes []nodeid.ID // every node run
 }
 
-func newChangesRig(t *testing.T, paths collector.Paths) *changesRig {
+func newChangesRig(t *testing.T, paths host.Paths) *changesRig {
 	t.Helper()
 	r := &changesRig{t: t, reg: prometheus.NewRegistry(), logs: &lockedBuffer{}}
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -200,7 +201,7 @@ func (r *changesRig) expect(target string, want map[string]float64) {
 
 func TestChangesOnARealServer(t *testing.T) {
 	srv := redistest.Start(t)
-	r := newChangesRig(t, collector.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
+	r := newChangesRig(t, host.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
 	r.run("a", "", srv.Addr(), nil)
 	r.rounds(3)
 	r.expect("a", map[string]float64{}) // first sight is not a change
@@ -255,7 +256,7 @@ func TestChangesOnARealServer(t *testing.T) {
 func TestChangesReplicaPromoted(t *testing.T) {
 	primary := redistest.Start(t)
 	replica := redistest.Start(t, fmt.Sprintf("replicaof 127.0.0.1 %d", primary.Port))
-	r := newChangesRig(t, collector.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
+	r := newChangesRig(t, host.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
 	r.run("r", "", replica.Addr(), nil)
 	r.rounds(3)
 	if err := replica.Client().Do(context.Background(), "REPLICAOF", "NO", "ONE").Err(); err != nil {
@@ -278,7 +279,7 @@ func TestChangesConfigRefusedIsNotWatched(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "watcher", Password: "pw", Protocol: 2,
 		DisableIdentity: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = client.Close() })
-	r := newChangesRig(t, collector.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
+	r := newChangesRig(t, host.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()})
 	r.run("acl", "", srv.Addr(), client)
 	r.rounds(3)
 	if err := srv.Client().ConfigSet(ctx, "appendfsync", "always").Err(); err != nil {
@@ -298,12 +299,12 @@ func TestChangesConfigRefusedIsNotWatched(t *testing.T) {
 // hostTree is a fixture /proc and /sys the test edits.
 type hostTree struct {
 	t     *testing.T
-	paths collector.Paths
+	paths host.Paths
 }
 
 func newHostTree(t *testing.T) *hostTree {
 	dir := t.TempDir()
-	h := &hostTree{t: t, paths: collector.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}}
+	h := &hostTree{t: t, paths: host.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")}}
 	h.write("proc/sys/kernel/osrelease", "6.1.0-18-amd64\n")
 	h.write("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n")
 	h.write("sys/kernel/mm/transparent_hugepage/defrag", "always defer defer+madvise [madvise] never\n")
@@ -528,7 +529,7 @@ func TestConfigSnapshotPacksAndUnpacks(t *testing.T) {
 			if _, ok := got[k]; ok {
 				t.Errorf("%s is another kind's and must be left out", k)
 			}
-		case collector.SecretParam(k):
+		case redisinfo.SecretParam(k):
 			if got[k] == v || !strings.HasPrefix(got[k], "secret:") {
 				t.Errorf("%s = %q: a secret must be kept as its hash", k, got[k])
 			}
@@ -588,7 +589,7 @@ func TestConfigSnapshotSinceKeepsAnUnchangedOne(t *testing.T) {
 // serverField alone is the state of the whole reply, on every server's
 // INFO of the matrix (a field missing from serverField would read empty).
 func TestServerFieldsAreAllTheStateReads(t *testing.T) {
-	files, err := filepath.Glob("../collector/testdata/info/*.txt")
+	files, err := filepath.Glob("../internal/redisinfo/testdata/info/*.txt")
 	if err != nil || len(files) < 5 {
 		t.Fatalf("%d INFO fixtures (%v), want every server's", len(files), err)
 	}
@@ -597,11 +598,11 @@ func TestServerFieldsAreAllTheStateReads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		whole, err := collector.ParseInfo(string(b))
+		whole, err := redisinfo.Parse(string(b))
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		some, err := collector.ParseInfoKeys(string(b), serverField)
+		some, err := redisinfo.ParseKeys(string(b), serverField)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
 )
 
@@ -17,7 +18,7 @@ import (
 type CollectorsConfig struct {
 	Log        *slog.Logger
 	Registerer prometheus.Registerer // the collectors of every node register here, once
-	Paths      collector.Paths
+	Paths      host.Paths
 	Enabled    collector.Enabled
 	Interval   time.Duration // of the refresh (--collector.refresh-interval)
 	// ServerClassicBuckets adds classic buckets to the server-side latency
@@ -38,7 +39,7 @@ type CollectorsConfig struct {
 type Collectors struct {
 	log       *slog.Logger
 	targets   *collector.Targets // registered once; a node's target joins on its first refresh
-	paths     collector.Paths
+	paths     host.Paths
 	enabled   collector.Enabled
 	interval  time.Duration
 	classic   bool

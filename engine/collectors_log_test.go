@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
@@ -25,7 +26,7 @@ func TestCollectorsLogARestartOnceANode(t *testing.T) {
 	logs := &lockedBuffer{}
 	s := NewCollectors(CollectorsConfig{
 		Log:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Paths:    collector.DefaultPaths(),
+		Paths:    host.DefaultPaths(),
 		Enabled:  collector.AllEnabled(),
 		Interval: time.Second,
 	})

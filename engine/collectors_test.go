@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -22,7 +23,7 @@ func TestCollectorsShareOneSet(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	// The host collectors share the health families.
 	dir := t.TempDir()
-	reg.MustRegister(collector.NewHost(collector.Paths{ProcFS: dir, SysFS: dir}, collector.AllEnabled(), nil))
+	reg.MustRegister(collector.NewHost(host.Paths{ProcFS: dir, SysFS: dir}, collector.AllEnabled(), nil))
 	s := NewCollectors(CollectorsConfig{
 		Log: slog.New(slog.DiscardHandler), Registerer: reg, Interval: time.Second,
 		Enabled: collector.Enabled{"info": true, "latency": true},

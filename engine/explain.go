@@ -4,8 +4,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/explain"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
 )
 
@@ -13,7 +13,7 @@ import (
 type ExplainConfig struct {
 	Log     *slog.Logger
 	Metrics *explain.Metrics // registered by the caller
-	Paths   collector.Paths  // where a local redis-server's /proc is read
+	Paths   host.Paths       // where a local redis-server's /proc is read
 	// Threshold fixes the slow threshold; 0 follows each node's own p99
 	// under its objective (explain.BaselineFactor).
 	Threshold time.Duration

@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/explain"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
@@ -31,7 +31,7 @@ func TestExplainAttributesANodesSlowRequests(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := explain.NewMetrics()
 	reg.MustRegister(m)
-	svc := NewExplain(ExplainConfig{Log: quietLogger(), Metrics: m, Paths: collector.DefaultPaths(), Threshold: 20 * time.Millisecond})
+	svc := NewExplain(ExplainConfig{Log: quietLogger(), Metrics: m, Paths: host.DefaultPaths(), Threshold: 20 * time.Millisecond})
 	status := NewStatus(StatusSources{Explain: svc})
 	e := New(prometheus.NewRegistry(), quietLogger(), svc, status)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/faultlog"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -80,7 +81,7 @@ func newOutageRig(t *testing.T, servers []*redistest.Server, perServer int) *out
 	rec := &records{}
 	log := slog.New(recordHandler{rec: rec})
 	reg := prometheus.NewRegistry()
-	cs := NewCollectors(CollectorsConfig{Log: log, Registerer: reg, Paths: collector.DefaultPaths(),
+	cs := NewCollectors(CollectorsConfig{Log: log, Registerer: reg, Paths: host.DefaultPaths(),
 		Enabled: collector.AllEnabled(), Interval: 500 * time.Millisecond})
 	r := &outageRig{t: t, e: New(reg, log, cs), cs: cs, rec: rec, oks: map[string]float64{}}
 	cmds, err := prober.ParseCommands("ping,get,set")

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
@@ -45,7 +46,7 @@ func TestStatusReadsBurstsChangesAndChecks(t *testing.T) {
 	m := prober.NewMetrics(reg)
 	bursts := NewBursts(testBurstsConfig(400*time.Millisecond, 100*time.Millisecond), quietLogger(), m, burst.NewMetrics(reg))
 	changes := NewChanges(ChangesConfig{Interval: 20 * time.Millisecond, Window: time.Minute, MinSamples: 1,
-		Paths: collector.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()}}, quietLogger(), m)
+		Paths: host.Paths{ProcFS: t.TempDir(), SysFS: t.TempDir()}}, quietLogger(), m)
 	checks := &fakeChecks{}
 	status := NewStatus(StatusSources{Bursts: bursts, Changes: changes, Checks: checks})
 	e := NewWithMetrics(m, quietLogger(), bursts, changes, status)
@@ -132,7 +133,7 @@ func TestStatusShowsHostChecksOnce(t *testing.T) {
 	m.Intrinsic().Observe(0.003) // a 3 ms scheduling gap: intrinsic_latency fails
 	collectors := NewCollectors(CollectorsConfig{
 		Log: quietLogger(), Registerer: reg, Interval: time.Minute, Enabled: collector.AllEnabled(),
-		Paths:     collector.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")},
+		Paths:     host.Paths{ProcFS: filepath.Join(dir, "proc"), SysFS: filepath.Join(dir, "sys")},
 		Intrinsic: m.Intrinsic().(prometheus.Metric),
 	})
 	status := NewStatus(StatusSources{Checks: collectors, Host: collectors})

@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -24,7 +24,7 @@ func BenchmarkInfoTick(b *testing.B) {
 	prev := infoSnap{}
 	b.ReportAllocs()
 	for i := range b.N {
-		info, err := collector.ParseInfo(text)
+		info, err := redisinfo.Parse(text)
 		if err != nil {
 			b.Fatal(err)
 		}

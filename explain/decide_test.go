@@ -11,6 +11,7 @@ const ms = int64(time.Millisecond)
 // slow request of 40 ms ending at t=1000 ms, threshold 10 ms, against the
 // evidence its sources could give.
 func TestDecidePrecedence(t *testing.T) {
+	t.Parallel()
 	req := Request{End: 1000 * ms, Latency: 40 * time.Millisecond}
 	user := req
 	user.UserClock = true
@@ -137,6 +138,7 @@ func TestDecidePrecedence(t *testing.T) {
 }
 
 func TestCauseNames(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, c := range Causes() {
 		s := c.String()
@@ -154,6 +156,7 @@ func TestCauseNames(t *testing.T) {
 }
 
 func TestLatencyEventCause(t *testing.T) {
+	t.Parallel()
 	for ev, want := range map[string]Cause{
 		"fork": Fork, "aof-fsync-always": Persistence, "aof-write-pending-fsync": Persistence,
 		"rdb-unlink-temp-file": Persistence, "command": SlowCommand, "fast-command": SlowCommand,

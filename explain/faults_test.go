@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -55,7 +55,7 @@ func startHarnessAt(t *testing.T, addr string, client Client, threshold time.Dur
 func startHarnessShared(t *testing.T, addr string, client Client, threshold time.Duration, rate float64, share *Share) *harness {
 	t.Helper()
 	h := &harness{node: NewNode(Config{Threshold: threshold}), poller: prober.NewPoller()}
-	r := NewReader(ReaderConfig{Node: h.node, Client: client, Paths: collector.DefaultPaths(), Share: share})
+	r := NewReader(ReaderConfig{Node: h.node, Client: client, Paths: host.DefaultPaths(), Share: share})
 	if share != nil {
 		share.Hold()
 		t.Cleanup(share.Release)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // infoSnap is what attribution reads of one INFO reply.
@@ -37,13 +37,13 @@ type infoSnap struct {
 	ioThreads              int
 }
 
-func infoInt(info collector.Info, key string) int64 {
+func infoInt(info redisinfo.Info, key string) int64 {
 	v, _ := info.Int(key)
 	return v
 }
 
 // snapOf reads info, dated at (see Reader.dateInfo).
-func snapOf(info collector.Info, at int64) infoSnap {
+func snapOf(info redisinfo.Info, at int64) infoSnap {
 	s := infoSnap{at: at, runID: strings.Clone(info["run_id"])}
 	s.totalForks, s.hasTotalForks = info.Int("total_forks")
 	s.latestForkUsec = infoInt(info, "latest_fork_usec")
@@ -77,7 +77,7 @@ const maxIOThreads = 256
 // no gap, and the CPU time of the threads other than the main one; a
 // server without them (io-threads 1, before Valkey 9.1, Redis) leaves
 // ioThreads at 0.
-func (s *infoSnap) readIOThreads(info collector.Info) {
+func (s *infoSnap) readIOThreads(info redisinfo.Info) {
 	if !s.hasActive {
 		return
 	}
@@ -198,7 +198,7 @@ func infoEvidence(prev, cur infoSnap) []Evidence {
 // infoField says whether explain reads an INFO field: snapOf's,
 // serverMicros', CommandlogSupported's, IdentityFromInfo's (the /proc
 // sampler's attach), and parseKeySizes' by their prefix. Tick parses only
-// these (collector.ParseInfoKeys); TestInfoFieldsAreAllExplainReads holds
+// these (redisinfo.ParseKeys); TestInfoFieldsAreAllExplainReads holds
 // the list to what those functions read.
 func infoField(k string) bool {
 	switch k {
@@ -234,7 +234,7 @@ func infoStamp(text string) int64 {
 }
 
 // serverMicros reads server_time_usec (Redis 5+), 0 when absent.
-func serverMicros(info collector.Info) int64 {
+func serverMicros(info redisinfo.Info) int64 {
 	v, err := strconv.ParseInt(info["server_time_usec"], 10, 64)
 	if err != nil || v <= 0 {
 		return 0

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // readFixture is the text of testdata/name.
@@ -21,9 +21,9 @@ func readFixture(t *testing.T, name string) string {
 	return string(b)
 }
 
-func readInfo(t *testing.T, name string) collector.Info {
+func readInfo(t *testing.T, name string) redisinfo.Info {
 	t.Helper()
-	info, err := collector.ParseInfo(readFixture(t, name))
+	info, err := redisinfo.Parse(readFixture(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +35,7 @@ func readInfo(t *testing.T, name string) collector.Info {
 // the reads that saw total_forks move; the child is a state of both
 // intervals it ran in.
 func TestInfoEvidenceBGSAVE(t *testing.T) {
+	t.Parallel()
 	before := snapOf(readInfo(t, "info-7.0-before-bgsave.txt"), 1000*ms)
 	during := snapOf(readInfo(t, "info-7.0-during-bgsave.txt"), 2000*ms)
 	after := snapOf(readInfo(t, "info-7.0-after-bgsave.txt"), 3000*ms)
@@ -66,6 +67,7 @@ func TestInfoEvidenceBGSAVE(t *testing.T) {
 // TestInfoEvidenceCounters: the counters of eviction, expiry, the AOF and
 // defrag, and a server without total_forks (before Redis 6.2...).
 func TestInfoEvidenceCounters(t *testing.T) {
+	t.Parallel()
 	prev := infoSnap{at: 1000 * ms, runID: "r", latestForkUsec: 100, evicted: 5, expireCPUMillis: 10, aofDelayedFsync: 1, defragHits: 3}
 	cur := prev
 	cur.at = 2000 * ms
@@ -101,9 +103,10 @@ func sameEvidence(a, b []Evidence) bool {
 // redis_cpu); a server without the field, a restart or less than the
 // floor gives none.
 func TestOffCPUEvidence(t *testing.T) {
-	base := readInfo(t, "../../collector/testdata/info/valkey-9.1.txt")
-	at := func(active, user, sys string) collector.Info {
-		info := collector.Info{}
+	t.Parallel()
+	base := readInfo(t, "../../internal/redisinfo/testdata/info/valkey-9.1.txt")
+	at := func(active, user, sys string) redisinfo.Info {
+		info := redisinfo.Info{}
 		for k, v := range base {
 			info[k] = v
 		}
@@ -113,7 +116,7 @@ func TestOffCPUEvidence(t *testing.T) {
 	prev := snapOf(at("10.000000", "6.000000", "2.000000"), 1000*ms)
 	for _, tc := range []struct {
 		name string
-		cur  collector.Info
+		cur  redisinfo.Info
 		want []Evidence
 	}{
 		{"300 ms active, 100 ms on a CPU", at("10.300000", "6.080000", "2.020000"),
@@ -136,6 +139,7 @@ func TestOffCPUEvidence(t *testing.T) {
 }
 
 func TestParseSlowlog(t *testing.T) {
+	t.Parallel()
 	reply := []any{
 		[]any{int64(7), int64(1796313063), int64(16247), []any{"bgsave"}, "127.0.0.1:58424", ""},
 		[]any{int64(6), int64(1796313060), int64(300123), []any{"debug", "sleep", "0.3"}},
@@ -167,6 +171,7 @@ func TestParseSlowlog(t *testing.T) {
 }
 
 func TestParseLatency(t *testing.T) {
+	t.Parallel()
 	latest, err := parseLatencyLatest([]any{
 		[]any{"fork", int64(100), int64(15), int64(40)},
 		[]any{"command", int64(101), int64(300), int64(300), int64(900), int64(3)}, // Valkey 8.1's sum and count
@@ -199,12 +204,13 @@ func TestParseLatency(t *testing.T) {
 // a server without io threads, with a different count or restarted gives
 // none.
 func TestIOOffCPUEvidence(t *testing.T) {
-	base := readInfo(t, "../../collector/testdata/info/valkey-9.1-io-threads-4.txt")
+	t.Parallel()
+	base := readInfo(t, "../../internal/redisinfo/testdata/info/valkey-9.1-io-threads-4.txt")
 	if s := snapOf(base, 0); s.ioThreads != 3 || s.ioActiveNs != 317290000 || s.otherCPUNs != 1110538000 {
 		t.Fatalf("fixture read as %d io threads, %d ns active, %d ns other CPU", s.ioThreads, s.ioActiveNs, s.otherCPUNs)
 	}
-	at := func(kv ...string) collector.Info {
-		info := collector.Info{}
+	at := func(kv ...string) redisinfo.Info {
+		info := redisinfo.Info{}
 		for k, v := range base {
 			info[k] = v
 		}
@@ -222,7 +228,7 @@ func TestIOOffCPUEvidence(t *testing.T) {
 		"used_cpu_user_main_thread", "3.000000", "used_cpu_sys_main_thread", "1.000000",
 		"used_active_time_io_thread_1", "2.000000", "used_active_time_io_thread_2", "2.000000",
 		"used_active_time_io_thread_3", "2.000000"), 1000*ms)
-	io := func(user, a1, a2, a3 string) collector.Info {
+	io := func(user, a1, a2, a3 string) redisinfo.Info {
 		return at("used_cpu_user", user, "used_cpu_sys", "1.000000",
 			"used_cpu_user_main_thread", "3.000000", "used_cpu_sys_main_thread", "1.000000",
 			"used_active_time_io_thread_1", a1, "used_active_time_io_thread_2", a2, "used_active_time_io_thread_3", a3)
@@ -232,7 +238,7 @@ func TestIOOffCPUEvidence(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		cur  collector.Info
+		cur  redisinfo.Info
 		want []Evidence
 	}{
 		// 0.9 s active in all, 0.3 s of CPU: 0.6 s off a CPU, 0.2 s a thread.
@@ -242,7 +248,7 @@ func TestIOOffCPUEvidence(t *testing.T) {
 		{"under the floor", io("9.299500", "2.100000", "2.100000", "2.100000"), nil},
 		{"no more than the interval", io("9.000000", "5.500000", "5.500000", "5.500000"), span(1000 * time.Millisecond)},
 		{"a thread fewer", at("used_active_time_io_thread_3", "", "used_active_time_io_thread_1", "9.000000"), nil},
-		{"the main thread's fields only (io-threads 1)", readInfo(t, "../../collector/testdata/info/valkey-9.1.txt"), nil},
+		{"the main thread's fields only (io-threads 1)", readInfo(t, "../../internal/redisinfo/testdata/info/valkey-9.1.txt"), nil},
 		{"Redis 7.0", readInfo(t, "info-7.0-before-bgsave.txt"), nil},
 		{"garbage in a thread's field", io("9.300000", "2.300000", "x", "2.300000"), nil},
 	} {
@@ -265,7 +271,8 @@ func TestIOOffCPUEvidence(t *testing.T) {
 // each with every number made 1 (a flag or counter at 0 reads as absent
 // would too).
 func TestInfoFieldsAreAllExplainReads(t *testing.T) {
-	files, err := filepath.Glob("../collector/testdata/info/*.txt")
+	t.Parallel()
+	files, err := filepath.Glob("../internal/redisinfo/testdata/info/*.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,23 +295,23 @@ func TestInfoFieldsAreAllExplainReads(t *testing.T) {
 		if i%2 == 1 {
 			f += " (every number 1)"
 		}
-		whole, err := collector.ParseInfo(text)
+		whole, err := redisinfo.Parse(text)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		some, err := collector.ParseInfoKeys(text, infoField)
+		some, err := redisinfo.ParseKeys(text, infoField)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		if len(some) >= len(whole) {
 			t.Errorf("%s: kept %d of %d fields: the filter keeps everything", f, len(some), len(whole))
 		}
-		for name, read := range map[string]func(collector.Info) any{
-			"snapOf":              func(i collector.Info) any { return snapOf(i, 1) },
-			"serverMicros":        func(i collector.Info) any { return serverMicros(i) },
-			"CommandlogSupported": func(i collector.Info) any { return collector.CommandlogSupported(i) },
-			"IdentityFromInfo":    func(i collector.Info) any { return collector.IdentityFromInfo(i) },
-			"parseKeySizes":       func(i collector.Info) any { return parseKeySizes(i) },
+		for name, read := range map[string]func(redisinfo.Info) any{
+			"snapOf":              func(i redisinfo.Info) any { return snapOf(i, 1) },
+			"serverMicros":        func(i redisinfo.Info) any { return serverMicros(i) },
+			"CommandlogSupported": func(i redisinfo.Info) any { return redisinfo.CommandlogSupported(i) },
+			"IdentityFromInfo":    func(i redisinfo.Info) any { return redisinfo.IdentityFromInfo(i) },
+			"parseKeySizes":       func(i redisinfo.Info) any { return parseKeySizes(i) },
 		} {
 			if a, b := read(whole), read(some); !reflect.DeepEqual(a, b) {
 				t.Errorf("%s: %s of the whole reply %+v, of the fields kept %+v", filepath.Base(f), name, a, b)

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // TestIOThreadsRealValkey: a real Valkey 9.1 with io-threads 2 and 4 under
@@ -35,7 +35,7 @@ func TestIOThreadsRealValkey(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				info, err := collector.ParseInfo(text)
+				info, err := redisinfo.Parse(text)
 				if err != nil {
 					t.Fatal(err)
 				}

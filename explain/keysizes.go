@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // KeyKind is a kind of key INFO KEYSIZES bins (Redis 8+): strings by their
@@ -79,8 +79,8 @@ func binText(v uint64) string {
 // ("8=1000,256K=1,2M=1"). A field of a kind not known, or malformed in any
 // way, is skipped whole; a server without the section (Redis before 8,
 // Valkey) gives an empty KeySizes. One pass over the reply's fields,
-// which ParseInfo bounds.
-func parseKeySizes(info collector.Info) KeySizes {
+// which redisinfo.Parse bounds.
+func parseKeySizes(info redisinfo.Info) KeySizes {
 	var out KeySizes
 	for k, v := range info {
 		rest, ok := strings.CutPrefix(k, "db")

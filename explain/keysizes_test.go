@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // TestParseKeySizes: INFO of a real Redis 8.0 holding a 300 KB and a 3 MB
@@ -12,6 +12,7 @@ import (
 // and hostile Keysizes fields: a field malformed in any way is skipped
 // whole, the others still read.
 func TestParseKeySizes(t *testing.T) {
+	t.Parallel()
 	got := parseKeySizes(readInfo(t, "info-8.0-keysizes.txt"))
 	want := KeySizes{Largest: [numKeyKinds]uint64{Strings: 2 << 20, Lists: 128, Zsets: 2, Hashes: 64 << 10}}
 	if got != want {
@@ -44,14 +45,14 @@ func TestParseKeySizes(t *testing.T) {
 		{"the empty string's bin", "db0_distrib_strings_sizes", "0=5", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			info := collector.Info{"redis_version": "8.0.6", "db1_distrib_lists_items": "4=1", tc.field: tc.value}
+			info := redisinfo.Info{"redis_version": "8.0.6", "db1_distrib_lists_items": "4=1", tc.field: tc.value}
 			got := parseKeySizes(info)
 			if got.Largest[Strings] != tc.want || got.Largest[Lists] != 4 {
 				t.Errorf("%+v, want strings %d and lists 4 (the other field)", got, tc.want)
 			}
 		})
 	}
-	for _, name := range []string{"../../collector/testdata/info/valkey-9.1.txt", "info-7.0-before-bgsave.txt"} {
+	for _, name := range []string{"../../internal/redisinfo/testdata/info/valkey-9.1.txt", "info-7.0-before-bgsave.txt"} {
 		if got := parseKeySizes(readInfo(t, name)); !got.Empty() || got.String() != "" {
 			t.Errorf("%s: %+v, want none", name, got)
 		}
@@ -60,6 +61,7 @@ func TestParseKeySizes(t *testing.T) {
 
 // TestKeySizesString: the top bin is said without overflowing.
 func TestKeySizesString(t *testing.T) {
+	t.Parallel()
 	k := KeySizes{Largest: [numKeyKinds]uint64{Strings: 1 << 63, Sets: 1, Hashes: 1 << 30}}
 	if s := k.String(); s != "strings of 8E bytes or more, sets of 1-2 items, hashes of 1G-2G items" {
 		t.Errorf("said %q", s)

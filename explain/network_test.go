@@ -11,6 +11,7 @@ import (
 // TestNetworkEvidence: what a probe connection's TCP_INFO after a request
 // says, on fixtures: a request 250 ms on the wire, threshold 10 ms.
 func TestNetworkEvidence(t *testing.T) {
+	t.Parallel()
 	from := time.Unix(1000, 0)
 	to := from.Add(250 * time.Millisecond)
 	const th = 10 * time.Millisecond
@@ -97,6 +98,7 @@ func TestNetworkEvidence(t *testing.T) {
 // The tap puts network evidence on the node's timeline, and a slow request
 // that waited on a retransmission is attributed to the network.
 func TestTapRecordNetwork(t *testing.T) {
+	t.Parallel()
 	n := NewNode(Config{Threshold: 10 * time.Millisecond})
 	rec := n.Tap(prober.NopRecorder{})
 	now := time.Now()

@@ -38,6 +38,7 @@ func newTestNode(cfg Config) (*Node, *clock) {
 // before it was recorded and was kernel-timed; one without was timed by
 // the prober's clock. Fast requests and error replies wait for nothing.
 func TestTapTimesRequests(t *testing.T) {
+	t.Parallel()
 	n, c := newTestNode(Config{Threshold: 10 * time.Millisecond})
 	rec := n.Tap(prober.NopRecorder{})
 	rec.Record(0, prober.ResultOK, 2*time.Millisecond)
@@ -67,6 +68,7 @@ func TestTapTimesRequests(t *testing.T) {
 // end (or it waited decideBy), with the evidence there is then; the counts,
 // the timeline and the unexplained share follow.
 func TestSettle(t *testing.T) {
+	t.Parallel()
 	n, c := newTestNode(Config{Threshold: 10 * time.Millisecond})
 	rec := n.Tap(prober.NopRecorder{})
 	t0 := c.now().UnixNano()
@@ -120,6 +122,7 @@ func sum(c [NumCauses]uint64) (s uint64) {
 // samples, then four times the node's own p99 (never under 1 ms, never
 // over the objective).
 func TestThresholdFollowsBaseline(t *testing.T) {
+	t.Parallel()
 	n, c := newTestNode(Config{Objective: 20 * time.Millisecond})
 	if th := n.Threshold(); th != 20*time.Millisecond {
 		t.Fatalf("initial threshold %v, want the objective", th)
@@ -162,6 +165,7 @@ func TestThresholdFollowsBaseline(t *testing.T) {
 }
 
 func TestBaseBuckets(t *testing.T) {
+	t.Parallel()
 	for _, d := range []time.Duration{time.Microsecond, 20 * time.Microsecond, time.Millisecond, 3 * time.Millisecond,
 		1<<20 + 1, time.Second, time.Hour} {
 		i := baseIndex(d)
@@ -178,6 +182,7 @@ func TestBaseBuckets(t *testing.T) {
 // TestMetrics: every cause of every node from the start, the threshold and
 // the share; a removed node is gone.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	m := NewMetrics()
 	n, _ := newTestNode(Config{Threshold: 2 * time.Millisecond})
 	remove := m.Add(nodeid.ID{Target: "cache"}, n)
@@ -205,6 +210,7 @@ func TestMetrics(t *testing.T) {
 // + the node's longest request + evidenceLag), and at most maxEvidence
 // pieces of it, the oldest going first.
 func TestEvidenceBounds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		maxLatency time.Duration
 		keep       time.Duration
@@ -243,6 +249,7 @@ func TestEvidenceBounds(t *testing.T) {
 // onHot hears of the first slow request after none for procHot (it starts
 // the Share's sampling of the server), not of every slow request.
 func TestNodeTellsWhenItTurnsHot(t *testing.T) {
+	t.Parallel()
 	n, c := newTestNode(Config{Threshold: 10 * time.Millisecond})
 	var told []int64
 	n.onHot = func(at int64) { told = append(told, at) }
@@ -261,6 +268,7 @@ func TestNodeTellsWhenItTurnsHot(t *testing.T) {
 // The timeline holds only the minutes that had slow requests, the last
 // hour of them in order, whatever order the clock gives them in.
 func TestTimelineKeepsAnHourOfMinutes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		minutes []int64 // a request decided in each, in this order

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // starvedShare: a main thread that waited for a CPU for at least
@@ -26,12 +27,12 @@ const userHZ = 100
 
 // procSampler reads the run delay (/proc/<pid>/schedstat) and major faults
 // (/proc/<pid>/stat) of the redis-server main thread, once it is known to
-// be the server we probe (collector.ReadProcess's checks: its name, port
+// be the server we probe (host.Reader.RedisProcess: its name, port
 // and start time). The two files are read and parsed here rather than by
 // procfs, whose Stat (fmt.Fscan) and Schedstat (a regexp) are dear at ten
 // samples a second while slow requests come (docs/performance.md, "The hand-written parts").
 type procSampler struct {
-	paths collector.Paths
+	paths host.Paths
 	off   bool
 	pid   int
 	dir   string // /proc/<pid>, "" until attached
@@ -54,16 +55,16 @@ func (s *procSampler) unsampled() procSampler {
 }
 
 // attach finds the process of info (again when its pid changed).
-func (s *procSampler) attach(info collector.Info) {
+func (s *procSampler) attach(info redisinfo.Info) {
 	if s.off {
 		return
 	}
-	id := collector.IdentityFromInfo(info)
+	id := redisinfo.IdentityFromInfo(info)
 	if id.PID == s.pid {
 		return
 	}
 	s.pid, s.dir, s.have = id.PID, "", false
-	if _, err := collector.ReadProcess(s.paths, id); err != nil {
+	if _, _, err := s.paths.Host().RedisProcess(id.PID, id.TCPPort, id.Started); err != nil {
 		return // remote, another namespace, not ours: no redis_cpu or swap
 	}
 	s.dir = filepath.Join(s.paths.ProcFS, strconv.Itoa(id.PID))

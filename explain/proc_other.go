@@ -2,15 +2,18 @@
 
 package explain
 
-import "github.com/redis-prober/redis-prober/collector"
+import (
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
+)
 
 // procSampler has nothing to read off Linux.
 type procSampler struct {
-	paths collector.Paths
+	paths host.Paths
 	off   bool
 }
 
-func (s *procSampler) attach(collector.Info) {}
+func (s *procSampler) attach(redisinfo.Info) {}
 
 func (s *procSampler) attached() bool { return false }
 

@@ -9,7 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 )
 
 // Client is what the Reader sends its commands through: the node's control
@@ -44,7 +45,7 @@ type ReaderConfig struct {
 	Log    *slog.Logger
 	// Paths are /proc and /sys (the --path flags): /proc of a local
 	// redis-server is read there.
-	Paths collector.Paths
+	Paths host.Paths
 	// NoProc turns the /proc sampler off (a remote Redis never has one).
 	NoProc bool
 	// Share is shared by the Readers of one prober (NewShare): their
@@ -152,7 +153,7 @@ func (r *Reader) Tick(ctx context.Context) {
 		return
 	}
 	r.lastRead = replied
-	info, err := collector.ParseInfoKeys(text, infoField)
+	info, err := redisinfo.ParseKeys(text, infoField)
 	if err != nil {
 		r.fault("info", err)
 		n.Settle(0)
@@ -160,7 +161,7 @@ func (r *Reader) Tick(ctx context.Context) {
 	}
 	r.lastStamp = serverMicros(info)
 	through := r.dateInfo(info, replied)
-	r.commandlog = collector.CommandlogSupported(info)
+	r.commandlog = redisinfo.CommandlogSupported(info)
 	cur := snapOf(info, through)
 	if r.hasPrev && cur.runID != r.prev.runID {
 		// A restart: the logs' ids and times start over.
@@ -223,7 +224,7 @@ func (r *Reader) idle() bool {
 // dateInfo says when the server wrote info, on the prober's clock: its
 // server_time_usec moved by the clock offset, or, without one, the reply's
 // arrival less the engine's INFO cache age.
-func (r *Reader) dateInfo(info collector.Info, replied int64) int64 {
+func (r *Reader) dateInfo(info redisinfo.Info, replied int64) int64 {
 	us := serverMicros(info)
 	if us == 0 {
 		return replied - int64(time.Second)

@@ -13,7 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -85,7 +86,7 @@ func TestReaderRefusedSources(t *testing.T) {
 	logs := &syncBuf{}
 	n, clk := newTestNode(Config{Threshold: 2 * time.Millisecond})
 	c := &fakeClient{info: before}
-	r := NewReader(ReaderConfig{Node: n, Client: c, Paths: collector.Paths{ProcFS: t.TempDir()},
+	r := NewReader(ReaderConfig{Node: n, Client: c, Paths: host.Paths{ProcFS: t.TempDir()},
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	r.now = clk.now
 	ctx := context.Background()
@@ -144,7 +145,7 @@ func TestReaderCommandlogLargeEntries(t *testing.T) {
 		"commandlog get large-request": []any{entry(0, stale, 1<<20)},
 		"commandlog get large-reply":   []any{},
 	}}
-	r := NewReader(ReaderConfig{Node: n, Client: c, Paths: collector.Paths{ProcFS: t.TempDir()}, NoProc: true})
+	r := NewReader(ReaderConfig{Node: n, Client: c, Paths: host.Paths{ProcFS: t.TempDir()}, NoProc: true})
 	r.now = clk.now
 	ctx := context.Background()
 	r.Tick(ctx)
@@ -181,7 +182,7 @@ func TestReaderCommandlogLargeEntries(t *testing.T) {
 
 func TestInfoStamp(t *testing.T) {
 	fixture := readFixture(t, "info-7.0-before-bgsave.txt")
-	info, err := collector.ParseInfo(fixture)
+	info, err := redisinfo.Parse(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package explain
 import (
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Share is what the Readers of one prober share, so that explain's own
@@ -33,10 +35,11 @@ import (
 // The zero Share is not usable; a nil *Share shares nothing and bounds
 // nothing (one node alone, tests).
 type Share struct {
-	mu     sync.Mutex
-	procs  map[int]*sharedProc
-	tokens float64
-	last   time.Time
+	mu    sync.Mutex
+	procs map[int]*sharedProc
+	// logReads is the process's budget of log reads; it has a lock of its
+	// own, so a read that is refused never waits on a sample of /proc.
+	logReads *rate.Limiter
 	// The sampling loop runs while the Share has users (Hold) and a
 	// server is wanted; stop is nil while it does not run.
 	users int
@@ -59,7 +62,7 @@ const (
 
 // NewShare returns a Share for the Readers of one prober.
 func NewShare() *Share {
-	return &Share{procs: map[int]*sharedProc{}, tokens: logReadBurst}
+	return &Share{procs: map[int]*sharedProc{}, logReads: rate.NewLimiter(logReadRate, logReadBurst)}
 }
 
 // Hold counts a user of the Share (a node of the engine); Release ends the
@@ -184,17 +187,7 @@ func (s *Share) allowLogRead(now time.Time) bool {
 	if s == nil {
 		return true
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.last.IsZero() {
-		s.tokens = min(logReadBurst, s.tokens+now.Sub(s.last).Seconds()*logReadRate)
-	}
-	s.last = now
-	if s.tokens < 1 {
-		return false
-	}
-	s.tokens--
-	return true
+	return s.logReads.AllowN(now, 1)
 }
 
 // procCursor is the server a node reads the shared samples of, and the one

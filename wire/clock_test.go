@@ -6,6 +6,7 @@ import (
 )
 
 func TestWireTiming(t *testing.T) {
+	t.Parallel()
 	t0 := time.Now()
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	wall := func(d time.Duration) time.Time { return t0.Add(d).Round(0) }

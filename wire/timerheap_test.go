@@ -11,6 +11,7 @@ import (
 // adds, moves and removals (each owner holds at most one timer), and each
 // timer knows whether it is armed.
 func TestTimerHeapOrdersThroughMovesAndRemovals(t *testing.T) {
+	t.Parallel()
 	type owner struct {
 		id int
 		t  Timer

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/host"
 )
 
 // pathFlags are the roots of /proc and /sys; run and doctor share them.
@@ -22,8 +23,8 @@ func addPathFlags(g flagGroup) pathFlags {
 	}
 }
 
-func (p pathFlags) paths() collector.Paths {
-	return collector.Paths{ProcFS: *p.procfs, SysFS: *p.sysfs}
+func (p pathFlags) paths() host.Paths {
+	return host.Paths{ProcFS: *p.procfs, SysFS: *p.sysfs}
 }
 
 // addCollectorRunFlags declares the collector flags of `run`: one

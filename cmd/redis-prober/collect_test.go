@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -122,7 +123,7 @@ func TestCollectorServiceLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, err := collector.ParseInfo(s)
+		info, err := redisinfo.Parse(s)
 		if err != nil {
 			t.Fatal(err)
 		}

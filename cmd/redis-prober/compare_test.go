@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober/burst"
 	"github.com/redis-prober/redis-prober/prober/compare"
@@ -346,7 +346,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	// Turning AOF on rewrites it in a child; bursts skip a persisting server.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		info, _ := collector.ParseInfo(c.Info(ctx, "persistence").Val())
+		info, _ := redisinfo.Parse(c.Info(ctx, "persistence").Val())
 		if info["aof_rewrite_in_progress"] == "0" && info["aof_rewrite_scheduled"] == "0" {
 			break
 		}

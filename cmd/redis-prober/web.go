@@ -20,6 +20,7 @@ import (
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/exposition"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/statuspage"
 )
 
@@ -29,7 +30,7 @@ import (
 // the network counters, which count since the network namespace's
 // interfaces came up).
 func registerProcessCollectors(reg prometheus.Registerer) {
-	started := collector.ProcessStarted(collector.DefaultPaths(), os.Getpid())
+	started := collector.ProcessStarted(host.DefaultPaths(), os.Getpid())
 	reg.MustRegister(
 		versioncollector.NewCollector("redis_prober"),
 		collector.SinceStart(collectors.NewGoCollector(), started),

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/common/version"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/usage"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/burst"
@@ -35,7 +35,7 @@ type OneShot struct {
 	Trials    int
 	TrialsSet bool
 	// Paths are where the environment snapshot reads the host.
-	Paths collector.Paths
+	Paths host.Paths
 	// Tag names this prober in the key namespace.
 	Tag string
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/explain"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/wire"
 )
@@ -25,7 +26,7 @@ const Timeout = 2 * time.Second
 type Config struct {
 	Names     []string // one per endpoint, as the target label would read
 	Endpoints []prober.Endpoint
-	Paths     collector.Paths
+	Paths     host.Paths
 	Duration  time.Duration // of the live measurement; 0 skips it
 	Log       *slog.Logger
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -43,7 +43,7 @@ func TestDoctorHealthyRedisMeasuresNoErrors(t *testing.T) {
 	rep := Run(t.Context(), Config{
 		Names:     []string{"healthy"},
 		Endpoints: []prober.Endpoint{{Network: "tcp", Addr: srv.Addr()}},
-		Paths:     collector.DefaultPaths(),
+		Paths:     host.DefaultPaths(),
 		Duration:  time.Second,
 		Log:       slog.New(slog.NewTextHandler(logs, nil)),
 	})
@@ -98,7 +98,7 @@ func TestDoctorAttributesSlowRequests(t *testing.T) {
 	rep := Run(t.Context(), Config{
 		Names:     []string{"sleepy"},
 		Endpoints: []prober.Endpoint{{Network: "tcp", Addr: srv.Addr()}},
-		Paths:     collector.DefaultPaths(),
+		Paths:     host.DefaultPaths(),
 		Duration:  2 * time.Second,
 		Log:       slog.New(slog.DiscardHandler),
 	})

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -39,7 +39,7 @@ func TestDoctorTellsWhyATargetFailed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := Run(t.Context(), Config{Names: []string{"r"}, Endpoints: []prober.Endpoint{tc.ep},
-				Paths: collector.DefaultPaths(), Log: slog.New(slog.DiscardHandler)})
+				Paths: host.DefaultPaths(), Log: slog.New(slog.DiscardHandler)})
 			tr := rep.Targets[0]
 			if tr.Reachable || tr.Failure != tc.failure {
 				t.Fatalf("reachable %v, failure %q (error %q): want %q", tr.Reachable, tr.Failure, tr.Error, tc.failure)

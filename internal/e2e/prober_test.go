@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,9 +34,10 @@ func repoRoot(t *testing.T) string {
 // buildProber compiles cmd/redis-prober into a temp dir.
 func buildProber(t *testing.T, root string) string {
 	t.Helper()
+	// go test puts its own GOROOT/bin first on the PATH of the tests.
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatalf("no go command on PATH: %v", err)
 	}
 	out := filepath.Join(t.TempDir(), "redis-prober")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

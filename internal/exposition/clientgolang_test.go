@@ -23,6 +23,7 @@ import (
 // and expfmt listed in clientgolang.go that no other test of the package
 // checks; a subtest that fails names what an upgrade changed.
 func TestClientGolang(t *testing.T) {
+	t.Parallel()
 	t.Run("client_model_fields", testClientModelFields)
 	t.Run("created", testCreated)
 	t.Run("vector_children", testVectorChildren)

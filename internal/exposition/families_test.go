@@ -55,6 +55,7 @@ func randomValues(r *rand.Rand, n, width int) [][]string {
 // client_golang registry and through a Builder: the families must be the
 // same, series for series, in the same order.
 func TestBuilderGathersAsTheRegistry(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 50 {
 		reg := prometheus.NewRegistry()
@@ -83,6 +84,7 @@ func TestBuilderGathersAsTheRegistry(t *testing.T) {
 // TestBuilderRefusesADuplicate: a series collected twice is dropped with
 // an error, as the registry refuses it.
 func TestBuilderRefusesADuplicate(t *testing.T) {
+	t.Parallel()
 	c := constSeries{
 		desc:   prometheus.NewDesc("dup", "h", []string{"a"}, nil),
 		typ:    prometheus.GaugeValue,
@@ -102,6 +104,7 @@ func TestBuilderRefusesADuplicate(t *testing.T) {
 // TestBuilderRefusesAMixedFamily: a series of another type than its
 // family's first is dropped with an error.
 func TestBuilderRefusesAMixedFamily(t *testing.T) {
+	t.Parallel()
 	d := prometheus.NewDesc("mixed", "h", []string{"a"}, nil)
 	var b Builder
 	b.Collect("mixed", "h", mixed{d}, nil)
@@ -124,6 +127,7 @@ func (m mixed) Collect(ch chan<- prometheus.Metric) {
 
 // TestBuilderLeavesOutAnEmptyFamily, as the registry does.
 func TestBuilderLeavesOutAnEmptyFamily(t *testing.T) {
+	t.Parallel()
 	var b Builder
 	b.Collect("empty", "h", constSeries{desc: prometheus.NewDesc("empty", "h", nil, nil)}, nil)
 	if mfs, err := b.Result(); err != nil || len(mfs) != 0 {
@@ -150,6 +154,7 @@ func (s *shuffled) Collect(ch chan<- prometheus.Metric) {
 // the registry sorts it at every Gather, while its series stay the same
 // (placed from the last order) and after series come, go, or collide.
 func TestOrderFollowsTheSeries(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	vec := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "g", Help: "h"}, []string{"a", "b"})
 	src := &shuffled{r: r}

@@ -97,7 +97,7 @@ func end(b []byte, start int) []byte {
 // familyName and label escape as model.EscapeMetricFamily does.
 func (e *ProtoEncoder) familyName(mf *dto.MetricFamily) string {
 	n := mf.GetName()
-	if e.scheme == model.NoEscaping || mf.Name == nil || model.IsValidLegacyMetricName(n) {
+	if e.scheme == model.NoEscaping || mf.Name == nil || model.LegacyValidation.IsValidMetricName(n) {
 		return n
 	}
 	return model.EscapeName(n, e.scheme)
@@ -109,12 +109,12 @@ func (e *ProtoEncoder) label(lp *dto.LabelPair) (name, value string) {
 		return name, value
 	}
 	if name == model.MetricNameLabel {
-		if lp.Value != nil && !model.IsValidLegacyMetricName(value) {
+		if lp.Value != nil && !model.LegacyValidation.IsValidMetricName(value) {
 			value = model.EscapeName(value, e.scheme)
 		}
 		return name, value
 	}
-	if lp.Name != nil && !model.IsValidLegacyMetricName(name) {
+	if lp.Name != nil && !model.LegacyValidation.IsValidMetricName(name) {
 		name = model.EscapeName(name, e.scheme)
 	}
 	return name, value

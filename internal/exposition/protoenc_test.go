@@ -2,6 +2,7 @@ package exposition_test
 
 import (
 	"bytes"
+	"math"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func encodeFamilies(t *testing.T) []*dto.MetricFamily {
 		&dto.MetricFamily{Name: proto.String("utf8.name"), Help: proto.String(""), Type: dto.MetricType_UNTYPED.Enum(), Unit: proto.String("u"),
 			Metric: []*dto.Metric{
 				{Label: []*dto.LabelPair{{Name: proto.String("a.b"), Value: proto.String("ü")}, {Name: proto.String("__name__"), Value: proto.String("x.y")}},
-					Untyped: &dto.Untyped{Value: proto.Float64(-0.0)}, TimestampMs: proto.Int64(-7)},
+					Untyped: &dto.Untyped{Value: proto.Float64(math.Copysign(0, -1))}, TimestampMs: proto.Int64(-7)},
 				{Label: []*dto.LabelPair{{Name: proto.String("ok")}, {Value: proto.String("v")}}, Untyped: &dto.Untyped{}},
 			}},
 		&dto.MetricFamily{Name: proto.String("g"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{
@@ -66,6 +67,7 @@ func encodeFamilies(t *testing.T) []*dto.MetricFamily {
 // TestProtoEncoderAsExpfmt: for every escaping scheme the encoder writes
 // exactly the bytes of expfmt's protobuf encoder.
 func TestProtoEncoderAsExpfmt(t *testing.T) {
+	t.Parallel()
 	mfs := encodeFamilies(t)
 	for _, scheme := range []model.EscapingScheme{model.NoEscaping, model.UnderscoreEscaping, model.DotsEscaping, model.ValueEncodingEscaping} {
 		t.Run(scheme.String(), func(t *testing.T) {

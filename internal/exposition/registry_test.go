@@ -28,6 +28,7 @@ func (d *described) Describe(ch chan<- *prometheus.Desc) { ch <- d.desc }
 // registry's checks of its descriptors, and unregisters; other collectors
 // go to the registry.
 func TestRegistryRegister(t *testing.T) {
+	t.Parallel()
 	r := NewRegistry()
 	set := newDescribed()
 	if err := r.Register(set); err != nil {
@@ -59,6 +60,7 @@ func TestRegistryRegister(t *testing.T) {
 // help is an error and served once; a series gathered twice is an error
 // and served once.
 func TestRegistryConflicts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		mine []*dto.MetricFamily

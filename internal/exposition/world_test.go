@@ -18,14 +18,19 @@ import (
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/exposition"
 	"github.com/redis-prober/redis-prober/internal/exposition/expositiontest"
+	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/wire"
 )
 
-// collectorTestdata holds the fixtures of a Redis target (INFO text, a
-// tuned host's /proc and /sys) that collector's own tests read. They are
-// read in place: a copy would drift from what the collector is tested on.
-var collectorTestdata = filepath.Join("..", "..", "collector", "testdata")
+// collectorTestdata holds a tuned host's /proc and /sys, and
+// infoTestdata the INFO text of a Redis target, that collector's own tests
+// read. They are read in place: a copy would drift from what the collector
+// is tested on.
+var (
+	collectorTestdata = filepath.Join("..", "..", "collector", "testdata")
+	infoTestdata      = filepath.Join("..", "redisinfo", "testdata")
+)
 
 // world is what a prober watching n targets serves at /metrics, as
 // cmd/redis-prober wires it: the Redis side of every target (collector.
@@ -43,11 +48,11 @@ type world struct {
 func newWorld(tb testing.TB, targets int) *world {
 	tb.Helper()
 	w := &world{ours: exposition.NewRegistry(), theirs: prometheus.NewRegistry()}
-	paths := collector.Paths{
+	paths := host.Paths{
 		ProcFS: filepath.Join(collectorTestdata, "hosts", "tuned", "proc"),
 		SysFS:  filepath.Join(collectorTestdata, "hosts", "tuned", "sys"),
 	}
-	info, err := os.ReadFile(filepath.Join(collectorTestdata, "info", "redis-8.0.txt"))
+	info, err := os.ReadFile(filepath.Join(infoTestdata, "info", "redis-8.0.txt"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -132,6 +137,7 @@ func series(mfs []*dto.MetricFamily) int {
 // same work. The families that change between two reads (the Go and
 // process collectors', the host collectors' durations) are left out.
 func TestWorldGathersAsTheRegistry(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, 20)
 	steady := func(g prometheus.Gatherer) []*dto.MetricFamily {
 		t.Helper()

@@ -15,6 +15,7 @@ import (
 // schema here: values on each boundary from about 1 ns to about 1 hour,
 // the float just above each, and random values between.
 func TestIndexAsClientGolang(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for s := int32(0); s <= MaxSchema; s++ {
 		// The smallest factor client_golang turns into schema s.
@@ -61,6 +62,7 @@ func TestIndexAsClientGolang(t *testing.T) {
 // The bounds are Prometheus's, to the bit: a histogram of one count in each
 // bucket, read back through Prometheus's own bucket iterator.
 func TestUpperBoundAsPrometheus(t *testing.T) {
+	t.Parallel()
 	for s := int32(0); s <= MaxSchema; s++ {
 		lo, hi := -40<<s, 20<<s
 		h := &histogram.Histogram{
@@ -88,6 +90,7 @@ func TestUpperBoundAsPrometheus(t *testing.T) {
 }
 
 func TestIndexOfBounds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		v    float64
 		s    int32
@@ -107,6 +110,7 @@ func TestIndexOfBounds(t *testing.T) {
 // float: each cell holds at most one fraction, and the subnormals (which
 // have no cell) go the slow way.
 func TestIndexCellsAsSearch(t *testing.T) {
+	t.Parallel()
 	for s := int32(0); s <= MaxSchema; s++ {
 		for c := range cells[s] {
 			lo, hi := 0.5+float64(c)/64, 0.5+float64(c+1)/64
@@ -139,6 +143,7 @@ func TestIndexCellsAsSearch(t *testing.T) {
 }
 
 func TestBadSchemaPanics(t *testing.T) {
+	t.Parallel()
 	for _, s := range []int32{-1, MaxSchema + 1} {
 		func() {
 			defer func() {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestReaderReply(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		stream  string
@@ -59,6 +60,7 @@ func TestReaderReply(t *testing.T) {
 
 // Replies follow one another on a stream: each Reply reads exactly one.
 func TestReaderInStep(t *testing.T) {
+	t.Parallel()
 	r := NewReader(strings.NewReader("-ERR first\r\n*1\r\n$3\r\nabc\r\n:5\r\n"), 16)
 	if _, _, err := r.Reply(); err.Error() != "ERR first" {
 		t.Fatalf("first: %v", err)
@@ -75,6 +77,7 @@ func TestReaderInStep(t *testing.T) {
 }
 
 func TestAppendCommand(t *testing.T) {
+	t.Parallel()
 	got := string(AppendCommand(nil, "SET", "k", ""))
 	if want := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n"; got != want {
 		t.Fatalf("%q, want %q", got, want)
@@ -83,6 +86,7 @@ func TestAppendCommand(t *testing.T) {
 
 // ErrorReply is what go-redis callers test for (redis.Error).
 func TestErrorReplyIsARedisError(t *testing.T) {
+	t.Parallel()
 	var err error = ErrorReply("MOVED 1 127.0.0.1:7000")
 	if _, ok := err.(interface{ RedisError() }); !ok {
 		t.Fatal("ErrorReply does not satisfy go-redis's redis.Error")
@@ -91,6 +95,7 @@ func TestErrorReplyIsARedisError(t *testing.T) {
 
 // A line longer than the buffer is gathered, up to a bound.
 func TestReaderLongLines(t *testing.T) {
+	t.Parallel()
 	msg := "ERR " + strings.Repeat("x", 5000)
 	r := NewReader(strings.NewReader("-"+msg+"\r\n:1\r\n-"+strings.Repeat("y", maxCodecLine+10)+"\r\n"), 16)
 	if _, _, err := r.Reply(); err == nil || err.Error() != msg {

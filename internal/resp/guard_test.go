@@ -7,6 +7,7 @@ import (
 )
 
 func TestGuardAcceptsRealReplies(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, stream string }{
 		{"simple", "+OK\r\n+PONG\r\n"},
 		{"error", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
@@ -42,6 +43,7 @@ func TestGuardAcceptsRealReplies(t *testing.T) {
 }
 
 func TestGuardRefusesHostileReplies(t *testing.T) {
+	t.Parallel()
 	nested := func(n int) string { return strings.Repeat("*1\r\n", n) + ":1\r\n" }
 	for _, tc := range []struct {
 		name, stream string
@@ -89,6 +91,7 @@ func TestGuardRefusesHostileReplies(t *testing.T) {
 }
 
 func TestGuardResetsBetweenReplies(t *testing.T) {
+	t.Parallel()
 	// Each top-level reply has its own element and size budget: a
 	// connection may read many replies that together exceed one reply's.
 	g := New(Limits{Name: "t", MaxElems: 10, MaxReply: 64})

@@ -3,6 +3,7 @@ package safetext
 import "testing"
 
 func TestPrintable(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"redis 7.2.4", "redis 7.2.4"},
 		{"", ""},

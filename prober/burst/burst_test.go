@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
@@ -98,7 +98,7 @@ func commandCalls(t *testing.T, c *redis.Client, name string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := collector.ParseInfo(text)
+	info, err := redisinfo.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/bytesize"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -143,7 +143,7 @@ func parseServerState(info map[string]string) ServerState {
 func ReadServerState(ctx context.Context, c redis.Cmdable) (ServerState, error) {
 	// The exporter's INFO reader: bounded, and a reply that is not INFO is
 	// an error, not a server with no fields.
-	info, err := collector.ReadInfo(ctx, c) // its errors name INFO
+	info, err := redisinfo.Read(ctx, c) // its errors name INFO
 	if err != nil {
 		return ServerState{}, err
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 )
 
@@ -19,8 +19,8 @@ func TestParseServerStateFromInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parse := func(text string) collector.Info {
-		info, err := collector.ParseInfo(text)
+	parse := func(text string) redisinfo.Info {
+		info, err := redisinfo.Parse(text)
 		if err != nil {
 			t.Fatal(err)
 		}

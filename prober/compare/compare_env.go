@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/prober/report"
 )
 
@@ -92,7 +92,7 @@ func flattenReport(r *report.Report) map[string]string {
 	set("redis.io_threads_active", e.Redis.IOThreads)
 	for k, v := range e.Redis.Config {
 		// The snapshot does not read secrets, but a hand-made report might.
-		if collector.SecretParam(k) {
+		if redisinfo.SecretParam(k) {
 			continue
 		}
 		set(k, v)

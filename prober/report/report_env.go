@@ -5,7 +5,8 @@ import (
 	"runtime"
 	"strconv"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -62,12 +63,12 @@ var latencyConfig = []string{
 
 // SnapshotEnvironment reads the environment. What cannot be read stays
 // empty: a report is still worth having without CONFIG GET.
-func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths collector.Paths, version, revision string) *Environment {
+func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths host.Paths, version, revision string) *Environment {
 	env := &Environment{
 		Prober: ProberEnv{Version: version, Revision: revision, GoVersion: runtime.Version()},
 		Host:   readHostEnv(paths),
 	}
-	if info, err := collector.ReadInfo(ctx, c); err == nil {
+	if info, err := redisinfo.Read(ctx, c); err == nil {
 		env.Redis = RedisEnv{Version: info["redis_version"], Mode: info["redis_mode"], OS: info["os"],
 			Role: info["role"], Allocator: info["mem_allocator"], IOThreads: info["io_threads_active"]}
 		env.Redis.UsedMemory, _ = strconv.ParseInt(info["used_memory"], 10, 64)
@@ -97,7 +98,7 @@ func SnapshotEnvironment(ctx context.Context, c redis.Cmdable, paths collector.P
 	return env
 }
 
-func readHostEnv(p collector.Paths) HostEnv {
+func readHostEnv(p host.Paths) HostEnv {
 	h := HostEnv{CPUs: runtime.NumCPU()}
 	r := p.Host()
 	h.Kernel, _ = r.KernelRelease()

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis-prober/redis-prober/collector"
+	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/prober/burst"
 )
 
@@ -22,7 +22,7 @@ func TestCommandReportCountsNeverNegative(t *testing.T) {
 // never holds one.
 func TestSnapshotReadsNoSecretParam(t *testing.T) {
 	for _, p := range latencyConfig {
-		if collector.SecretParam(p) {
+		if redisinfo.SecretParam(p) {
 			t.Errorf("the snapshot reads secret CONFIG parameter %s", p)
 		}
 	}

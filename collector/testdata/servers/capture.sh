@@ -3,7 +3,7 @@
 # port in a temp dir, provoke what the collectors read (a fork, latency
 # spikes, slow, large-request and large-reply COMMANDLOG entries on Valkey
 # 8.1+), and save the replies as the server sent them:
-#   ../info/NAME.txt             INFO (the bulk's text)
+#   ../../../internal/redisinfo/testdata/info/NAME.txt  INFO (the bulk's text)
 #   NAME/info-commandstats.txt   INFO commandstats (the bulk's text)
 #   NAME/*.resp                  RESP2 replies, byte for byte
 # Run from collector/testdata/servers; see README.md for what it produced.
@@ -51,7 +51,7 @@ if "$cli" -p "$port" command info commandlog | grep -q commandlog; then
 	c debug sleep 0.05
 	raw "$name/commandlog-get-slow-2.resp" "COMMANDLOG GET 128 slow"
 fi
-text "../info/$name.txt" "INFO"
+text "../../../internal/redisinfo/testdata/info/$name.txt" "INFO"
 text "$name/info-commandstats.txt" "INFO commandstats"
 raw "$name/latency-latest.resp" "LATENCY LATEST"
 raw "$name/latency-histogram.resp" "LATENCY HISTOGRAM get ping set"

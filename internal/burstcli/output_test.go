@@ -92,4 +92,3 @@ func TestStepTableSaysWhatHappenedToEachStep(t *testing.T) {
 		t.Errorf("the stop reason is the code, not its words:\n%s", out)
 	}
 }
-

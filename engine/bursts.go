@@ -100,7 +100,7 @@ func (b *Bursts) Attach(n Node) NodeHooks {
 // run one after the other, never overlapping; a burst in progress when ctx
 // ends is aborted and its keys deleted before run returns.
 func (b *Bursts) run(ctx context.Context, t Target, control *redis.Client) {
-	log := t.logger(b.log, "service", "bursts")
+	log := t.Logger(b.log, "service", "bursts")
 	if t.ReadOnly && !b.cfg.Guards.AllowReplica {
 		log.Debug("no bursts on a replica node")
 		return

@@ -94,7 +94,7 @@ func (s *Collectors) Name() string { return "collector" }
 // follow the target's commands, a replica's too.
 func (s *Collectors) Attach(n Node) NodeHooks {
 	t, control := n.Target, n.Control
-	log := t.logger(s.log)
+	log := t.Logger(s.log)
 	cmds := commandNames(t.Probe.Commands)
 	cfg := collector.TargetConfig{
 		Name: t.Name, Node: t.Node, Commands: cmds, Paths: s.paths, Enabled: s.enabled, Log: log,

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -73,6 +75,24 @@ func TestDiscoveryAllowList(t *testing.T) {
 			t.Errorf("allow-list: allows(%s) = %v, want %v", tc.addr, got, tc.fenced)
 		}
 	}
+}
+
+// lockedBuffer is a log sink the test reads while the engine writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // lines counts the log lines that contain s.

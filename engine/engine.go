@@ -296,10 +296,10 @@ func startSpread(n int) time.Duration {
 	return min(5*time.Second, time.Duration(n)*25*time.Millisecond)
 }
 
-// logger is log with the node's target label, its node when it has one,
+// Logger is log with the node's target label, its node when it has one,
 // and the extra attributes: every per-node line says where it comes from
 // the same way.
-func (t *Target) logger(log *slog.Logger, attrs ...any) *slog.Logger {
+func (t *Target) Logger(log *slog.Logger, attrs ...any) *slog.Logger {
 	attrs = append([]any{"target", t.Name}, attrs...)
 	if t.Node != "" {
 		attrs = append(attrs, "node", t.Node)

@@ -48,7 +48,7 @@ func (s *Explain) Node(id nodeid.ID) *explain.Node { return s.cfg.Metrics.Node(i
 func (s *Explain) Attach(nd Node) NodeHooks {
 	t := nd.Target
 	n := explain.NewNode(explain.Config{Objective: t.Objective, Threshold: s.cfg.Threshold, MaxLatency: t.Probe.Timeout})
-	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: nd.Control, Log: t.logger(s.cfg.Log), Paths: s.cfg.Paths, Share: s.share,
+	r := explain.NewReader(explain.ReaderConfig{Node: n, Client: nd.Control, Log: t.Logger(s.cfg.Log), Paths: s.cfg.Paths, Share: s.share,
 		Cached: nd.CachedInfo})
 	remove := s.cfg.Metrics.Add(t.ID(), n)
 	// /proc between the ticks is the Share's to sample, once for all the

@@ -59,7 +59,7 @@ type runningNode struct {
 // startNode opens the node's control client, attaches every service and
 // starts the probe and the services' own goroutines.
 func (e *Engine) startNode(ctx context.Context, t *Target, onError func(error), extra []Task) *runningNode {
-	log := t.logger(e.log)
+	log := t.Logger(e.log)
 	cfg := t.Probe
 	if t.ReadOnly {
 		cfg.Commands = readCommands(cfg.Commands)

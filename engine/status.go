@@ -46,6 +46,21 @@ type ChangeSource interface {
 	LastChange(id nodeid.ID) (LastChange, bool)
 }
 
+// LastChange is what the status page shows of a node's last change.
+type LastChange struct {
+	// Kinds changed in one check round (restart, version, config, role,
+	// maxmemory, kernel, thp, sysctl); no values, which may be
+	// config the user keeps private.
+	Kinds []string
+	At    time.Time
+	// Before is the probe latency over the window that ended at the
+	// change, After the latency since (at most one window), per command in
+	// probe order. A figure over fewer than MinSamples samples is not
+	// exported to Prometheus; the page shows it greyed.
+	Before, After []history.WindowQuantiles
+	MinSamples    uint64
+}
+
 // CheckSource is a service that evaluates the tuning checks of each node
 // (the collector service of run mode). ok is false when the node's checks
 // were not evaluated (yet, or the checks collector is off).

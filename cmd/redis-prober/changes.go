@@ -6,6 +6,7 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 
+	"github.com/redis-prober/redis-prober/changes"
 	"github.com/redis-prober/redis-prober/engine"
 )
 
@@ -33,7 +34,7 @@ func addChangeRunFlags(cmd *kingpin.CmdClause, paths pathFlags) extension {
 		if *minSamples < 1 {
 			return nil, usagef("--changes.min-samples: %d must be at least 1", *minSamples)
 		}
-		svc := engine.NewChanges(engine.ChangesConfig{Interval: *interval, Window: *window, MinSamples: uint64(*minSamples),
+		svc := changes.New(changes.Config{Interval: *interval, Window: *window, MinSamples: uint64(*minSamples),
 			Paths: paths.paths()}, env.log, env.metrics)
 		if err := env.reg.Register(svc); err != nil {
 			return nil, fmt.Errorf("register change metrics: %w", err)

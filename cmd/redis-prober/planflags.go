@@ -206,17 +206,6 @@ func (f *planFlags) over(base config.BurstPlan) config.BurstPlan {
 	return base
 }
 
-// givenFields are the fields whose flags were given.
-func (f *planFlags) givenFields() []planField {
-	var out []planField
-	for _, pf := range f.fields {
-		if *f.given[pf.key] {
-			out = append(out, pf)
-		}
-	}
-	return out
-}
-
 // names says, in an error about a field of plan name, where its value
 // came from: the flag when it was given, else the plan's field.
 func (f *planFlags) names(name string) func(key string) string {

@@ -12,7 +12,7 @@ import (
 )
 
 // changeKinds are the kinds the change watch counts on every target
-// (engine's watchedKinds): their redis_prober_changes_total series exist at
+// (changes' watchedKinds): their redis_prober_changes_total series exist at
 // 0 from the target's start. redisKinds are those this test's server can
 // only change by what the test does (all of them since the host's kernel,
 // thp and sysctl went to redis_prober_host_changes_total, issue 26).

@@ -1,4 +1,4 @@
-package engine
+package changes
 
 import (
 	"context"
@@ -12,14 +12,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/history"
 )
 
-// ChangesConfig tunes change detection.
-type ChangesConfig struct {
+// Config tunes change detection.
+type Config struct {
 	// Interval is how often every node's INFO and CONFIG, and the host's
 	// kernel, THP and sysctls, are read.
 	Interval time.Duration
@@ -44,8 +45,8 @@ type ChangesConfig struct {
 // target's latency may move with them. Redis changes are counted per node
 // event (Metrics.Change): a CONFIG SET on three Cluster shards counts three
 // config changes of the target.
-type Changes struct {
-	cfg     ChangesConfig
+type Detector struct {
+	cfg     Config
 	log     *slog.Logger
 	metrics *prober.Metrics
 	host    *hostCache
@@ -58,8 +59,8 @@ type Changes struct {
 }
 
 var (
-	_ Service              = (*Changes)(nil)
-	_ prometheus.Collector = (*Changes)(nil)
+	_ engine.Service       = (*Detector)(nil)
+	_ prometheus.Collector = (*Detector)(nil)
 )
 
 // nodeWatch is the exported state of one node; the fields after window are
@@ -79,7 +80,7 @@ type nodeWatch struct {
 	checks *atomic.Int64
 }
 
-func newNodeWatch(t Target, commands []string, window time.Duration) *nodeWatch {
+func newNodeWatch(t engine.Target, commands []string, window time.Duration) *nodeWatch {
 	return &nodeWatch{target: t.Name, node: t.Node, window: history.NewChangeWindow(commands, window, time.Now()), checks: new(atomic.Int64)}
 }
 
@@ -95,17 +96,17 @@ type targetHost struct {
 	kinds []string
 }
 
-// NewChanges returns the service. It is also the collector of
+// New returns the service. It is also the collector of
 // redis_prober_server_info and redis_prober_change_latency_seconds: register
 // it once.
-func NewChanges(cfg ChangesConfig, log *slog.Logger, metrics *prober.Metrics) *Changes {
+func New(cfg Config, log *slog.Logger, metrics *prober.Metrics) *Detector {
 	if cfg.MinSamples == 0 {
 		cfg.MinSamples = 300
 	}
 	if cfg.Interval > 0 {
 		metrics.InitHostChanges(hostKinds...)
 	}
-	return &Changes{
+	return &Detector{
 		cfg:     cfg,
 		log:     log,
 		metrics: metrics,
@@ -124,11 +125,11 @@ func NewChanges(cfg ChangesConfig, log *slog.Logger, metrics *prober.Metrics) *C
 }
 
 // Name names the service in logs.
-func (c *Changes) Name() string { return "changes" }
+func (c *Detector) Name() string { return "changes" }
 
 // attach creates the node's watch, its latency window over commands, and
 // joins the target's host view.
-func (c *Changes) attach(t Target, commands []string) (*nodeWatch, uint64) {
+func (c *Detector) attach(t engine.Target, commands []string) (*nodeWatch, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	nw := newNodeWatch(t, commands, c.cfg.Window)
@@ -142,7 +143,7 @@ func (c *Changes) attach(t Target, commands []string) (*nodeWatch, uint64) {
 	return nw, th.gen
 }
 
-func (c *Changes) detach(t Target, nw *nodeWatch) {
+func (c *Detector) detach(t engine.Target, nw *nodeWatch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if key := t.ID(); c.nodes[key] == nw {
@@ -157,8 +158,8 @@ func (c *Changes) detach(t Target, nw *nodeWatch) {
 
 // nodeWatcher is the loop state of one node.
 type nodeWatcher struct {
-	c       *Changes
-	t       Target
+	c       *Detector
+	t       engine.Target
 	control redis.Cmdable
 	nw      *nodeWatch
 	log     *slog.Logger
@@ -254,31 +255,16 @@ func (w *nodeWatcher) checkHost(now time.Time) []string {
 	return kinds
 }
 
-// LastChange is what the status page shows of a node's last change.
-type LastChange struct {
-	// Kinds changed in one check round (restart, version, config, role,
-	// maxmemory, kernel, thp, sysctl); no values, which may be
-	// config the user keeps private.
-	Kinds []string
-	At    time.Time
-	// Before is the probe latency over the window that ended at the
-	// change, After the latency since (at most one window), per command in
-	// probe order. A figure over fewer than MinSamples samples is not
-	// exported to Prometheus; the page shows it greyed.
-	Before, After []history.WindowQuantiles
-	MinSamples    uint64
-}
-
 // LastChange is the last change a running node saw; false before its
 // first one or when change detection is off.
-func (c *Changes) LastChange(id nodeid.ID) (LastChange, bool) {
+func (c *Detector) LastChange(id nodeid.ID) (engine.LastChange, bool) {
 	c.mu.Lock()
 	nw := c.nodes[id]
 	if nw == nil || len(nw.lastKinds) == 0 {
 		c.mu.Unlock()
-		return LastChange{}, false
+		return engine.LastChange{}, false
 	}
-	lc := LastChange{Kinds: nw.lastKinds, At: nw.lastAt, MinSamples: c.cfg.MinSamples}
+	lc := engine.LastChange{Kinds: nw.lastKinds, At: nw.lastAt, MinSamples: c.cfg.MinSamples}
 	window := nw.window
 	c.mu.Unlock()
 	// The window has its own lock; its quantiles are read outside ours.
@@ -287,14 +273,14 @@ func (c *Changes) LastChange(id nodeid.ID) (LastChange, bool) {
 }
 
 // Describe sends the two descriptors.
-func (c *Changes) Describe(ch chan<- *prometheus.Desc) {
+func (c *Detector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.infoDesc
 	ch <- c.latencyDesc
 }
 
 // Collect emits the info series of every node and the latency windows of
 // the nodes that saw a change.
-func (c *Changes) Collect(ch chan<- prometheus.Metric) {
+func (c *Detector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	nodes := make([]nodeWatch, 0, len(c.nodes))
 	for _, nw := range c.nodes {
@@ -318,7 +304,7 @@ func (c *Changes) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func (c *Changes) emitWindow(ch chan<- prometheus.Metric, nw nodeWatch, window string, qs []history.WindowQuantiles) {
+func (c *Detector) emitWindow(ch chan<- prometheus.Metric, nw nodeWatch, window string, qs []history.WindowQuantiles) {
 	for _, q := range qs {
 		if q.Count < c.cfg.MinSamples {
 			continue

@@ -1,4 +1,4 @@
-package engine
+package changes
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/host"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
@@ -48,7 +49,7 @@ func (l *lockedBuffer) String() string {
 type changesRig struct {
 	t     *testing.T
 	reg   *prometheus.Registry
-	svc   *Changes
+	svc   *Detector
 	logs  *lockedBuffer
 	nodes []nodeid.ID // every node run
 }
@@ -58,7 +59,7 @@ func newChangesRig(t *testing.T, paths host.Paths) *changesRig {
 	r := &changesRig{t: t, reg: prometheus.NewRegistry(), logs: &lockedBuffer{}}
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	m := prober.NewMetrics(r.reg)
-	r.svc = NewChanges(ChangesConfig{Interval: 20 * time.Millisecond, Window: time.Minute, MinSamples: 1, Paths: paths}, log, m)
+	r.svc = New(Config{Interval: 20 * time.Millisecond, Window: time.Minute, MinSamples: 1, Paths: paths}, log, m)
 	r.reg.MustRegister(r.svc)
 	return r
 }
@@ -74,13 +75,13 @@ func (r *changesRig) run(name, node, addr string, client *redis.Client) prober.R
 		r.t.Cleanup(func() { _ = client.Close() })
 	}
 	cmds, _ := prober.ParseCommands("get")
-	tgt := Target{Name: name, Node: node, Probe: prober.ProbeConfig{Commands: cmds}}
+	tgt := engine.Target{Name: name, Node: node, Probe: prober.ProbeConfig{Commands: cmds}}
 	r.nodes = append(r.nodes, tgt.ID())
-	h := r.svc.Attach(Node{Target: tgt, Commands: []string{"get"}, Control: client})
+	h := r.svc.Attach(engine.Node{Target: tgt, Commands: []string{"get"}, Control: client})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		RunTasks(ctx, h.Tasks)
+		engine.RunTasks(ctx, h.Tasks)
 	}()
 	r.t.Cleanup(func() {
 		cancel()

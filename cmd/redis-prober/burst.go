@@ -186,7 +186,7 @@ func addBurstCommand(cmd *kingpin.CmdClause) command {
 		if len(eps) != 1 {
 			return usagef("--redis.addr: burst runs against one server, got %d", len(eps))
 		}
-		o.Paths, o.Tag = paths.paths(), instanceTag()
+		o.Paths, o.Tag, o.PlanName = paths.paths(), instanceTag(), *planName
 		return o.Run(ctx, names[0], eps[0], log, env.stdout)
 	}
 }

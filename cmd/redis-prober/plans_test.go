@@ -89,6 +89,9 @@ func TestBurstCommandTakesAPlan(t *testing.T) {
 			if err := json.Unmarshal(b, &rep); err != nil {
 				t.Fatal(err)
 			}
+			if rep.Plan.Name != "small" {
+				t.Errorf("report names plan %q, want the one given, small", rep.Plan.Name)
+			}
 			if rep.Plan.Clients != tc.clients || rep.Plan.Rate != 500 {
 				t.Errorf("plan clients %d rate %v, want %d and the plan's 500", rep.Plan.Clients, rep.Plan.Rate, tc.clients)
 			}

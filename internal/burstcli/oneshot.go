@@ -1,6 +1,7 @@
 package burstcli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -22,8 +23,11 @@ import (
 // OneShot are the values of the flags of `redis-prober burst` beyond the
 // server's address.
 type OneShot struct {
-	Plan  PlanFlags
-	Steps StepFlags
+	// PlanName is --plan, the name the reports give the plan ("cli"
+	// when the flags alone made it).
+	PlanName string
+	Plan     PlanFlags
+	Steps    StepFlags
 	// Step is --step: a step-load search instead of one burst.
 	Step        bool
 	KeyPrefix   string
@@ -59,7 +63,7 @@ func (o *OneShot) Run(ctx context.Context, name string, ep prober.Endpoint, log 
 	if pf.TestTime == 0 {
 		pf.TestTime = burst.CLILimits.MaxTestTime - pf.Warmup // --requests ends it; this is the ceiling
 	}
-	plan, guards, err := pf.Plan("cli", prober.Namespace{Prefix: o.KeyPrefix, Tag: o.Tag}, burst.CLILimits)
+	plan, guards, err := pf.Plan(cmp.Or(o.PlanName, "cli"), prober.Namespace{Prefix: o.KeyPrefix, Tag: o.Tag}, burst.CLILimits)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package changes
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,42 +19,25 @@ import (
 
 	"github.com/redis-prober/redis-prober/engine"
 	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/logtest"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/internal/redisinfo"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
-// lockedBuffer is a log sink the test reads while the service writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // changesRig runs the change service on targets with a fast interval.
 type changesRig struct {
 	t     *testing.T
 	reg   *prometheus.Registry
 	svc   *Detector
-	logs  *lockedBuffer
+	logs  *logtest.Buffer
 	nodes []nodeid.ID // every node run
 }
 
 func newChangesRig(t *testing.T, paths host.Paths) *changesRig {
 	t.Helper()
-	r := &changesRig{t: t, reg: prometheus.NewRegistry(), logs: &lockedBuffer{}}
+	r := &changesRig{t: t, reg: prometheus.NewRegistry(), logs: &logtest.Buffer{}}
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	m := prober.NewMetrics(r.reg)
 	r.svc = New(Config{Interval: 20 * time.Millisecond, Window: time.Minute, MinSamples: 1, Paths: paths}, log, m)

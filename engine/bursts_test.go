@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/redis-prober/redis-prober/internal/logtest"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
 	"github.com/redis-prober/redis-prober/prober/burst"
@@ -163,7 +164,7 @@ func TestBurstCancelSaysWhy(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t)
-			logs := &lockedBuffer{}
+			logs := &logtest.Buffer{}
 			reg := prometheus.NewRegistry()
 			m := prober.NewMetrics(reg)
 			svc := NewBursts(testBurstsConfig(300*time.Millisecond, 30*time.Second),

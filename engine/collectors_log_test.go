@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis-prober/redis-prober/collector"
 	"github.com/redis-prober/redis-prober/internal/host"
+	"github.com/redis-prober/redis-prober/internal/logtest"
 	"github.com/redis-prober/redis-prober/internal/nodeid"
 	"github.com/redis-prober/redis-prober/internal/redistest"
 	"github.com/redis-prober/redis-prober/prober"
@@ -23,7 +24,7 @@ import (
 // INFO cache's clock too, so every step is the same each run.
 func TestCollectorsLogARestartOnceANode(t *testing.T) {
 	srv := redistest.Start(t)
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	s := NewCollectors(CollectorsConfig{
 		Log:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Paths:    host.DefaultPaths(),

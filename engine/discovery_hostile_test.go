@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/redis-prober/redis-prober/internal/faulttest"
+	"github.com/redis-prober/redis-prober/internal/logtest"
 	"github.com/redis-prober/redis-prober/prober"
 )
 
@@ -109,7 +110,7 @@ func osThreads(t *testing.T) int {
 	return 0
 }
 
-func startHostile(t *testing.T, tg Target) (*prometheus.Registry, *lockedBuffer, func()) {
+func startHostile(t *testing.T, tg Target) (*prometheus.Registry, *logtest.Buffer, func()) {
 	t.Helper()
 	log, buf := bufferLogger()
 	reg := prometheus.NewRegistry()
@@ -149,10 +150,10 @@ func TestClusterOfThousandsOfNodesIsCapped(t *testing.T) {
 	if th := osThreads(t); th > threads+limit*3+50 {
 		t.Errorf("%d OS threads (%d before): not bounded by the node limit", th, threads)
 	}
-	if n := logs.lines("more nodes than"); n != 1 {
+	if n := logs.Lines("more nodes than"); n != 1 {
 		t.Errorf("%d log lines about the node limit over twenty refreshes, want 1", n)
 	}
-	if n := logs.lines("level="); n > 2+2*limit { // limit, joins, a fault or two per node
+	if n := logs.Lines("level="); n > 2+2*limit { // limit, joins, a fault or two per node
 		t.Errorf("%d log lines in all; want at most %d", n, 2+2*limit)
 	}
 	stop()
@@ -191,7 +192,7 @@ func TestClusterInvalidNodeAddressesAreRefused(t *testing.T) {
 	if got := discoveryNodes(t, reg, "hostile"); got["invalid"] != float64(len(bad)) || got["probed"] != 1 {
 		t.Errorf("redis_prober_discovery_nodes = %v, want invalid %d, probed 1", got, len(bad))
 	}
-	if n := logs.lines("not a valid host:port"); n != 1 {
+	if n := logs.Lines("not a valid host:port"); n != 1 {
 		t.Errorf("%d log lines about invalid addresses over ten refreshes, want 1", n)
 	}
 	stop()
@@ -229,7 +230,7 @@ func TestClusterAllowList(t *testing.T) {
 	if n := outsider.Accepted(); n != 0 {
 		t.Errorf("the node outside the allow-list got %d connections", n)
 	}
-	if n := logs.lines("outside the allowed networks"); n != 1 {
+	if n := logs.Lines("outside the allowed networks"); n != 1 {
 		t.Errorf("%d log lines about refused nodes, want 1", n)
 	}
 	stop()
@@ -288,10 +289,10 @@ func TestSentinelHostileReplicasAreCapped(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("redis_prober_discovery_nodes = %v, want %v", got, want)
 	}
-	if n := logs.lines("more nodes than"); n != 1 {
+	if n := logs.Lines("more nodes than"); n != 1 {
 		t.Errorf("%d log lines about the node limit, want 1", n)
 	}
-	if n := logs.lines("not a valid host:port"); n != 1 {
+	if n := logs.Lines("not a valid host:port"); n != 1 {
 		t.Errorf("%d log lines about invalid addresses, want 1", n)
 	}
 	stop()
@@ -313,10 +314,10 @@ func TestTopologyFailuresLogOncePerSpell(t *testing.T) {
 	_, logs, stop := startHostile(t, hostileTarget(t, l))
 	time.Sleep(1500 * time.Millisecond) // about thirty refreshes
 	stop()
-	if f := logs.lines("topology discovery failed"); f < 1 || f > 2 {
+	if f := logs.Lines("topology discovery failed"); f < 1 || f > 2 {
 		t.Errorf("%d lines about failed discovery over thirty refreshes, want one per distinct error (2)", f)
 	}
-	if f, w := logs.lines("topology discovery failed"), logs.lines("works again"); w > f {
+	if f, w := logs.Lines("topology discovery failed"), logs.Lines("works again"); w > f {
 		t.Errorf("%d 'works again' lines after %d failures logged, want one at most for each", w, f)
 	}
 }
@@ -355,7 +356,7 @@ func TestSentinelReplicasUnansweredKeepsThem(t *testing.T) {
 			// Several rounds past the third answer.
 			waitFor(t, 10*time.Second, "rounds after the last answer", func() bool { return asked.Load() >= 10 })
 			waitFor(t, 10*time.Second, "the nodes of the later rounds", func() bool { return len(upByNode(t, reg, "hostile")) == tc.nodes })
-			if n := logs.lines("keeping the nodes known so far"); n != tc.log {
+			if n := logs.Lines("keeping the nodes known so far"); n != tc.log {
 				t.Errorf("%d log lines keeping the known nodes, want %d:\n%s", n, tc.log, logs.String())
 			}
 			// Still so after more rounds.

@@ -1,12 +1,11 @@
 package engine
 
 import (
-	"bytes"
 	"fmt"
+	"github.com/redis-prober/redis-prober/internal/logtest"
 	"log/slog"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -77,39 +76,7 @@ func TestDiscoveryAllowList(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink the test reads while the engine writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// lines counts the log lines that contain s.
-func (l *lockedBuffer) lines(s string) int {
-	n := 0
-	for _, line := range strings.Split(l.String(), "\n") {
-		if strings.Contains(line, s) {
-			n++
-		}
-	}
-	return n
-}
-
-func bufferLogger() (*slog.Logger, *lockedBuffer) {
-	buf := &lockedBuffer{}
-	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo})), buf
-}
+func bufferLogger() (*slog.Logger, *logtest.Buffer) { return logtest.Logger(slog.LevelInfo) }
 
 func TestNodeGuardCapsSortsAndCounts(t *testing.T) {
 	log, buf := bufferLogger()
@@ -136,7 +103,7 @@ func TestNodeGuardCapsSortsAndCounts(t *testing.T) {
 	if stats.counts != [numNodeOutcomes]int{3, 1, 2, 0} {
 		t.Errorf("counts %v, want probed 3, over_limit 1, invalid 2", stats.counts)
 	}
-	if n := buf.lines("level=WARN"); n != 2 {
+	if n := buf.Lines("level=WARN"); n != 2 {
 		t.Errorf("%d warnings after five refreshes, want 2 (invalid, over limit):\n%s", n, buf.String())
 	}
 }
@@ -150,18 +117,18 @@ func TestSpellLogOncePerSpell(t *testing.T) {
 		s.warn([]string{"a", "b"}[i%2], "problem", "i", i) // alternating problems
 		now = now.Add(time.Second)
 	}
-	if n := buf.lines("problem"); n != 2 {
+	if n := buf.Lines("problem"); n != 2 {
 		t.Fatalf("%d lines for two alternating problems, want 2", n)
 	}
 	now = now.Add(spellQuiet)
 	s.warn("a", "problem")
-	if n := buf.lines("problem"); n != 3 {
+	if n := buf.Lines("problem"); n != 3 {
 		t.Errorf("a problem back after a quiet spell was not logged again (%d lines)", n)
 	}
 	for i := range 1000 {
 		s.warn(fmt.Sprint("distinct-", i), "problem")
 	}
-	if n := buf.lines("problem"); n > 3+maxProblems {
+	if n := buf.Lines("problem"); n > 3+maxProblems {
 		t.Errorf("%d lines for 1000 distinct problems, want at most %d", n, 3+maxProblems)
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/redis-prober/redis-prober/internal/logtest"
 	"log/slog"
 	"slices"
 	"strings"
@@ -17,7 +18,7 @@ func TestSourceWatcherKeepsLastGood(t *testing.T) {
 	var mu sync.Mutex
 	content, fail := []string{"a"}, error(nil)
 	set := func(c []string, err error) { mu.Lock(); content, fail = c, err; mu.Unlock() }
-	var logs lockedBuffer
+	var logs logtest.Buffer
 	w := NewSourceWatcher(slog.New(slog.NewTextHandler(&logs, nil)), Source[[]string]{
 		Name: "file_sd_configs[0]", Interval: 10 * time.Millisecond,
 		Read: func(context.Context) ([]string, error) {

@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/redis-prober/redis-prober/internal/redistest"
-	"github.com/redis-prober/redis-prober/prober/report"
 )
 
 func writeFile(t *testing.T, name, text string) string {
@@ -81,12 +79,8 @@ func TestBurstCommandTakesAPlan(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 			}
-			b, err := os.ReadFile(out)
+			rep, err := readReport(out)
 			if err != nil {
-				t.Fatal(err)
-			}
-			var rep report.Report
-			if err := json.Unmarshal(b, &rep); err != nil {
 				t.Fatal(err)
 			}
 			if rep.Plan.Name != "small" {
